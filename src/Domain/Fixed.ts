@@ -1,0 +1,92 @@
+/** Exact decimal money: integer counts of 1e-6 held in a JS number (always a safe integer). */
+
+/** An exact decimal with six places, stored as an integer number of millionths. */
+export type Fixed = number & { readonly __fixed: unique symbol }
+
+export const SCALE = 1_000_000
+const SCALE_BIG = 1_000_000n
+const PLACES = 6
+const DECIMAL = /^(-)?(\d{1,15})(?:\.(\d{1,6}))?$/
+
+export const ZERO = 0 as Fixed
+export const ONE = SCALE as Fixed
+
+/** Parses a decimal string such as "0.35" or "10"; undefined when it is not one or has over six places. */
+export const parse = (text: string): Fixed | undefined => {
+  const m = DECIMAL.exec(text)
+  if (m === null) return undefined
+  const whole = Number(m[2])
+  const frac = m[3] === undefined ? 0 : Number(m[3].padEnd(PLACES, "0"))
+  const value = whole * SCALE + frac
+  if (!Number.isSafeInteger(value)) return undefined
+  return (m[1] === "-" && value !== 0 ? -value : value) as Fixed
+}
+
+/** Parses or throws; for literals in code and tests. */
+export const of = (text: string): Fixed => {
+  const v = parse(text)
+  if (v === undefined) throw new Error(`not a decimal: ${text}`)
+  return v
+}
+
+/** Formats with no trailing zeros: 350000 → "0.35", 10000000 → "10". */
+export const format = (x: Fixed): string => {
+  const neg = x < 0
+  const abs = neg ? -x : x
+  const whole = Math.floor(abs / SCALE)
+  const frac = abs - whole * SCALE
+  let text = String(whole)
+  if (frac !== 0) text += "." + String(frac).padStart(PLACES, "0").replace(/0+$/, "")
+  return neg ? "-" + text : text
+}
+
+export const formatOrNull = (x: Fixed | null | undefined): string | null =>
+  x === null || x === undefined ? null : format(x)
+
+/** From an integer count of whole units (contracts, ticks of size one). */
+export const fromInt = (n: number): Fixed => (n * SCALE) as Fixed
+
+export const add = (a: Fixed, b: Fixed): Fixed => (a + b) as Fixed
+export const sub = (a: Fixed, b: Fixed): Fixed => (a - b) as Fixed
+export const neg = (a: Fixed): Fixed => (a === 0 ? 0 : -a) as Fixed
+export const min = (a: Fixed, b: Fixed): Fixed => (a < b ? a : b)
+export const max = (a: Fixed, b: Fixed): Fixed => (a > b ? a : b)
+
+export type Rounding = "down" | "up" | "half_even"
+
+const divRound = (num: bigint, den: bigint, mode: Rounding): bigint => {
+  const sign = num < 0n !== den < 0n ? -1n : 1n
+  const n = num < 0n ? -num : num
+  const d = den < 0n ? -den : den
+  const q = n / d
+  const r = n % d
+  let out = q
+  if (r !== 0n) {
+    if (mode === "up") out = sign > 0n ? q + 1n : q
+    else if (mode === "down") out = sign > 0n ? q : q + 1n
+    else {
+      const twice = r * 2n
+      if (twice > d || (twice === d && q % 2n === 1n)) out = q + 1n
+    }
+  }
+  return sign * out
+}
+
+/** a × b, rounded as asked (default half-even) to six places. "down"/"up" round toward −∞/+∞. */
+export const mul = (a: Fixed, b: Fixed, mode: Rounding = "half_even"): Fixed =>
+  Number(divRound(BigInt(a) * BigInt(b), SCALE_BIG, mode)) as Fixed
+
+/** a ÷ b, rounded as asked (default half-even) to six places. */
+export const div = (a: Fixed, b: Fixed, mode: Rounding = "half_even"): Fixed => {
+  if (b === 0) throw new RangeError("division by zero")
+  return Number(divRound(BigInt(a) * SCALE_BIG, BigInt(b), mode)) as Fixed
+}
+
+/** Rounds x to a multiple of step: "down" toward −∞, "up" toward +∞. */
+export const roundTo = (x: Fixed, step: Fixed, mode: "down" | "up"): Fixed => {
+  const r = ((x % step) + step) % step
+  if (r === 0) return x
+  return (mode === "down" ? x - r : x - r + step) as Fixed
+}
+
+export const isMultipleOf = (x: Fixed, step: Fixed): boolean => x % step === 0

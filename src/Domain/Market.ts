@@ -1,0 +1,51 @@
+/** Venue-neutral market data: markets, books and trades, with exact prices and sizes. */
+import type { Fixed } from "./Fixed.ts"
+
+export type MarketStatus = "open" | "closed" | "settled"
+
+/** `buy` is YES, `sell` is NO; every price is a YES price. */
+export type Side = "buy" | "sell"
+
+export interface Market {
+  readonly venue: string
+  readonly nativeId: string
+  readonly eventId: string
+  readonly title: string
+  readonly subtitle: string
+  readonly category: string
+  readonly status: MarketStatus
+  readonly openTime: number
+  readonly closeTime: number
+  readonly tick: Fixed
+  readonly lot: Fixed
+  /** Settlement result once settled. */
+  readonly result: "yes" | "no" | null
+}
+
+export interface BookLevel {
+  readonly price: Fixed
+  readonly size: Fixed
+}
+
+/** The YES book: bids best (highest) first, asks best (lowest) first. */
+export interface Book {
+  readonly ts: number
+  readonly bids: ReadonlyArray<BookLevel>
+  readonly asks: ReadonlyArray<BookLevel>
+}
+
+export interface Trade {
+  readonly id: string
+  readonly ts: number
+  readonly price: Fixed
+  readonly amount: Fixed
+  /** The side that took liquidity. */
+  readonly takerSide: Side
+}
+
+/** The NO book is the YES book mirrored at 1 − p: NO bids are YES asks at 1 − p, and the other way round. */
+export const mirrorBook = (book: Book, one: Fixed): Book => ({
+  ts: book.ts,
+  bids: book.asks.map((l) => ({ price: (one - l.price) as Fixed, size: l.size })),
+  asks: book.bids.map((l) => ({ price: (one - l.price) as Fixed, size: l.size }))
+})

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest"
+import fc from "fast-check"
+import * as F from "../../src/Domain/Fixed.ts"
+
+describe("Fixed", () => {
+  it("parses and formats decimal strings exactly", () => {
+    expect(F.parse("0.35")).toBe(350_000)
+    expect(F.parse("10")).toBe(10_000_000)
+    expect(F.parse("-0.000001")).toBe(-1)
+    expect(F.format(F.of("0.10"))).toBe("0.1")
+    expect(F.format(F.of("12.000500"))).toBe("12.0005")
+    expect(F.format(F.of("-3.5"))).toBe("-3.5")
+    for (const bad of ["", ".5", "1.", "0.1234567", "1e3", "abc", "0x10", " 1"]) expect(F.parse(bad)).toBeUndefined()
+  })
+
+  it("round-trips every six-place decimal", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -1e12, max: 1e12 }), (n) => {
+        const x = n as F.Fixed
+        expect(F.parse(F.format(x))).toBe(x)
+      })
+    )
+  })
+
+  it("multiplies without binary floating point error", () => {
+    // 0.07 × 0.1 is 0.007000000000000001 in binary floating point.
+    expect(F.format(F.mul(F.of("0.07"), F.of("0.1")))).toBe("0.007")
+    expect(F.format(F.mul(F.of("0.29"), F.of("100")))).toBe("29")
+    expect(F.mul(F.of("0.000001"), F.of("0.5"), "up")).toBe(1)
+    expect(F.mul(F.of("0.000001"), F.of("0.5"), "down")).toBe(0)
+    expect(F.mul(F.of("0.000001"), F.of("0.5"))).toBe(0)
+    expect(F.mul(F.of("0.000003"), F.of("0.5"))).toBe(2)
+  })
+
+  it("rounds to a step toward −∞ or +∞", () => {
+    const tick = F.of("0.01")
+    expect(F.format(F.roundTo(F.of("0.456"), tick, "down"))).toBe("0.45")
+    expect(F.format(F.roundTo(F.of("0.451"), tick, "up"))).toBe("0.46")
+    expect(F.format(F.roundTo(F.of("0.45"), tick, "up"))).toBe("0.45")
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1_000_000 }), (n) => {
+        const x = n as F.Fixed
+        const down = F.roundTo(x, tick, "down")
+        const up = F.roundTo(x, tick, "up")
+        expect(F.isMultipleOf(down, tick) && F.isMultipleOf(up, tick)).toBe(true)
+        expect(down <= x && x <= up && up - down <= tick).toBe(true)
+      })
+    )
+  })
+
+  it("divides with the asked rounding", () => {
+    expect(F.format(F.div(F.of("1"), F.of("3")))).toBe("0.333333")
+    expect(F.format(F.div(F.of("2"), F.of("3")))).toBe("0.666667")
+    expect(F.format(F.div(F.of("2"), F.of("3"), "down"))).toBe("0.666666")
+  })
+})
