@@ -1,0 +1,62 @@
+/** The whole HTTP API as one spec: every group, the common errors, and the OpenAPI document built from it. */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { ApiErrorWire } from "../Domain/Errors.ts"
+import { NAME, VERSION } from "../Version.ts"
+import { MetaApi } from "./Meta/Api.ts"
+import { TradingApi } from "./Trading/Api.ts"
+import { VenuesApi } from "./Venues/Api.ts"
+
+type Spec = OpenApi.OpenAPISpec
+
+/**
+ * The automatic decode error is never what the server answers: its own error body is. A body that does not
+ * match its schema answers 422, bad query or path parameters 400, both with the error body.
+ */
+const withContractErrors = (document: Record<string, any>): Record<string, any> => {
+  const spec = document as Spec
+  const ref = { $ref: "#/components/schemas/ErrorBody" }
+  const errorResponse = (description: string) => ({
+    description,
+    content: { "application/json": { schema: ref } }
+  })
+  const paths = spec.paths as Record<
+    string,
+    Record<string, { responses?: Record<string, unknown>; requestBody?: unknown }>
+  >
+  for (const item of Object.values(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (typeof operation !== "object" || operation === null || operation.responses === undefined) continue
+      const responses = operation.responses
+      responses["400"] = errorResponse(
+        method === "get" || method === "delete"
+          ? "Bad query or path parameters (`validation_error`), or another refusal"
+          : "Malformed JSON or bad parameters (`validation_error`), or the venue's refusal"
+      )
+      if (operation.requestBody !== undefined) {
+        responses["422"] = errorResponse("The body does not match the schema (`validation_error`)")
+      }
+      responses["500"] = errorResponse("A bug on the server (`internal_error`); the cause is in its log")
+    }
+  }
+  const schemas = spec.components.schemas as Record<string, unknown>
+  delete schemas["HttpApiDecodeError"]
+  delete schemas["Issue"]
+  delete schemas["PropertyKey"]
+  return document
+}
+
+export class Api extends HttpApi.make(NAME)
+  .add(MetaApi)
+  .add(VenuesApi)
+  .add(TradingApi)
+  .addError(ApiErrorWire, { status: 500 })
+  .annotate(OpenApi.Title, "crossbook")
+  .annotate(OpenApi.Version, VERSION)
+  .annotate(
+    OpenApi.Description,
+    "Self-hosted trading server for prediction markets. Decimals are strings, timestamps ms since epoch."
+  )
+  .annotate(OpenApi.Transform, withContractErrors) {}
+
+/** The OpenAPI document the server publishes at /openapi.json. */
+export const openApiDocument = (): Spec => OpenApi.fromApi(Api)

@@ -1,0 +1,112 @@
+/** Every failure leaves the server as the contract's error body: one global middleware does the mapping. */
+import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Option } from "effect"
+import { ApiError } from "../Domain/Errors.ts"
+import type { VenueError } from "../Services/VenueGateway.ts"
+
+/** The contract's answer to a venue's refusal or failure. */
+export const fromVenueError = (e: VenueError): ApiError => {
+  const base = { venue: e.venue, reason: e.reason }
+  switch (e.kind) {
+    case "rejected":
+      return new ApiError({
+        status: 400,
+        code: "order_rejected",
+        message: `${e.venue} refused the order: ${e.reason}`,
+        details: { ...base, retryable: false }
+      })
+    case "insufficient_funds":
+      return new ApiError({
+        status: 400,
+        code: "insufficient_funds",
+        message: `${e.venue} refused the order: ${e.reason}`,
+        details: { ...base, retryable: false }
+      })
+    case "market_closed":
+      return new ApiError({
+        status: 409,
+        code: "risk_rejected",
+        message: `${e.venue} has halted this market: ${e.reason}`,
+        details: { ...base, retryable: false, rule: "market_halted" }
+      })
+    case "rate_limited":
+      return new ApiError({
+        status: 429,
+        code: "rate_limit_exceeded",
+        message: `${e.venue} rate limit passed: ${e.reason}`,
+        details: { ...base, retryable: true, ...(e.retryAfterS === undefined ? {} : { retry_after: e.retryAfterS }) }
+      })
+    case "timeout":
+      return new ApiError({
+        status: 504,
+        code: "venue_timeout",
+        message: `${e.venue} did not answer: ${e.reason}`,
+        details: { ...base, retryable: true }
+      })
+    case "unavailable":
+      return new ApiError({
+        status: 502,
+        code: "venue_error",
+        message: `${e.venue} failed the request: ${e.reason}`,
+        details: { ...base, retryable: true }
+      })
+    case "not_supported":
+      return new ApiError({
+        status: 501,
+        code: "not_supported",
+        message: `${e.venue} does not support this: ${e.reason}`,
+        details: { ...base, retryable: false }
+      })
+  }
+}
+
+export const respond = (error: ApiError): HttpServerResponse.HttpServerResponse => {
+  const body = error.body
+  const retryAfter = body.error.details["retry_after"]
+  return HttpServerResponse.unsafeJson(body, {
+    status: error.status,
+    ...(typeof retryAfter === "number" ? { headers: { "retry-after": String(Math.ceil(retryAfter)) } } : {})
+  })
+}
+
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH"])
+
+const fromDecodeError = (method: string, error: HttpApiError.HttpApiDecodeError): ApiError => {
+  const errors = error.issues.map((issue) => ({
+    field: issue.path.map(String).join(".") || "body",
+    message: issue.message
+  }))
+  return BODY_METHODS.has(method) ? ApiError.validation(errors, undefined, 422) : ApiError.validation(errors)
+}
+
+/** Maps one failure to the error the client sees; undefined for an interruption, which is left alone. */
+export const toApiError = (cause: Cause.Cause<unknown>, method: string): Effect.Effect<ApiError | undefined> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.succeed(undefined)
+  // A body that is not JSON reaches here as a defect of the request reader, so defects are looked at too.
+  const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (error instanceof ApiError) return Effect.succeed(error)
+    if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(fromDecodeError(method, error))
+    if (HttpServerError.isServerError(error)) {
+      if (error._tag === "RouteNotFound") {
+        return Effect.succeed(ApiError.notFound(`no route ${method} ${error.request.url}`))
+      }
+      if (error._tag === "RequestError" && error.reason === "Decode") {
+        return Effect.succeed(ApiError.validation([{ field: "body", message: "the body is not valid JSON" }]))
+      }
+    }
+  }
+  return Effect.logError("request failed", cause).pipe(Effect.as(ApiError.internal()))
+}
+
+/** The global middleware: any failure of any route becomes the contract's error body. */
+export const ErrorMiddleware = HttpApiBuilder.middleware((app) =>
+  Effect.catchAllCause(app, (cause) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.flatMap(toApiError(cause, request.method), (error) =>
+        error === undefined ? Effect.failCause(cause) : Effect.succeed(respond(error))
+      )
+    )
+  )
+)

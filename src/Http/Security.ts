@@ -1,0 +1,51 @@
+/** Bearer tokens on `/trading`: the middleware that finds the principal, and the per-account permission check. */
+import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Layer } from "effect"
+import { ApiError, ApiErrorWire } from "../Domain/Errors.ts"
+import { allows, Auth, type Permission, type Principal } from "../Services/Auth.ts"
+
+export class CurrentPrincipal extends Context.Tag("crossbook/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+
+export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("crossbook/Authorization", {
+  failure: ApiErrorWire,
+  provides: CurrentPrincipal,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+const BEARER = /^Bearer[ ]+(\S+)\s*$/
+
+/** The token of a request: the `Authorization: Bearer` header (checked here: the platform does not check the scheme). */
+export const bearerToken = (header: string | undefined): string | ApiError => {
+  if (header === undefined || header.trim() === "") {
+    return ApiError.unauthorized("missing access token: send 'Authorization: Bearer <token>'")
+  }
+  const m = BEARER.exec(header)
+  if (m === null) return ApiError.unauthorized("the Authorization header must be 'Bearer <token>'")
+  return m[1]!
+}
+
+export const AuthorizationLive = Layer.effect(
+  Authorization,
+  Effect.map(Auth, (auth) => ({
+    bearer: () =>
+      Effect.contextWithEffect((context: Context.Context<never>) => {
+        const request = Context.unsafeGet(context as Context.Context<any>, HttpServerRequest.HttpServerRequest)
+        const token = bearerToken(request.headers["authorization"])
+        return typeof token === "string" ? auth.authenticate(token) : Effect.fail(token)
+      })
+  }))
+)
+
+/** Fails with 403 naming the permission unless the principal holds it on the account (or on `*`). */
+export const requirePermission = (permission: Permission, account: string) =>
+  Effect.flatMap(CurrentPrincipal, (principal) =>
+    allows(principal, permission, account)
+      ? Effect.succeed(principal)
+      : Effect.fail(ApiError.forbidden(permission, account))
+  )
+
+/** The request as the audit log records it. */
+export const requestInfo = Effect.map(HttpServerRequest.HttpServerRequest, (request) => ({
+  method: request.method,
+  path: new URL(request.url, "http://localhost").pathname
+}))

@@ -1,0 +1,201 @@
+/** Handlers of /trading: who the caller is, accounts, status, tokens, grants and the audit log. */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect } from "effect"
+import { ApiError } from "../../Domain/Errors.ts"
+import { checkPageRequest, encodeCursor, pageOf } from "../../Domain/Page.ts"
+import { Auth, isAccount, PERMISSIONS, type Permission } from "../../Services/Auth.ts"
+import { OrderStore } from "../../Services/OrderStore.ts"
+import { VenueGateway } from "../../Services/VenueGateway.ts"
+import { Api } from "../Api.ts"
+import { CurrentPrincipal, requestInfo, requirePermission } from "../Security.ts"
+
+export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
+  Effect.gen(function* () {
+    const auth = yield* Auth
+    const gateway = yield* VenueGateway
+    const store = yield* OrderStore
+
+    /** The account a request concerns: the one it names, else the server's only account, else `*`. */
+    const accountOf = (given: string | undefined) => {
+      if (given === undefined) return Effect.succeed(gateway.accounts.length === 1 ? gateway.accounts[0]! : "*")
+      return checkAccount(given)
+    }
+
+    const checkAccount = (account: string) => {
+      if (!isAccount(account)) {
+        return Effect.fail(ApiError.field("account", "must be '*' or '<venue>:<name>'"))
+      }
+      if (account === "*") return Effect.succeed(account)
+      const venue = account.slice(0, account.indexOf(":"))
+      if (gateway.venue(venue) === undefined) {
+        return Effect.fail(
+          ApiError.unknownVenue(
+            venue,
+            gateway.venues.map((v) => v.info.id)
+          )
+        )
+      }
+      return Effect.succeed(account)
+    }
+
+    const notYet =
+      (permission: Permission) => (request: { readonly urlParams: { readonly account?: string | undefined } }) =>
+        Effect.gen(function* () {
+          yield* requirePermission(permission, yield* accountOf(request.urlParams.account))
+          return yield* Effect.fail(
+            new ApiError({
+              status: 501,
+              code: "not_supported",
+              message: "this route is not available in this version of the server",
+              details: { venue: null, retryable: false }
+            })
+          )
+        })
+
+    return handlers
+      .handle("me", () =>
+        Effect.map(CurrentPrincipal, (principal) => {
+          const byAccount = new Map<string, Array<Permission>>()
+          for (const grant of principal.grants) {
+            const list = byAccount.get(grant.account) ?? []
+            list.push(grant.permission)
+            byAccount.set(grant.account, list)
+          }
+          return {
+            user_id: principal.userId,
+            name: principal.name,
+            token_id: principal.tokenId,
+            accounts: [...byAccount].map(([account, permissions]) => ({
+              account,
+              permissions: PERMISSIONS.filter((p) => permissions.includes(p))
+            }))
+          }
+        })
+      )
+      .handle("accounts", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const principal = yield* requirePermission("view", yield* accountOf(urlParams.account))
+          const rows = gateway.accounts
+            .filter(
+              (account) => urlParams.account === undefined || urlParams.account === "*" || account === urlParams.account
+            )
+            .map((account) => ({
+              account,
+              venue: account.slice(0, account.indexOf(":")),
+              name: account.slice(account.indexOf(":") + 1),
+              permissions: PERMISSIONS.filter((p) =>
+                principal.grants.some((g) => g.permission === p && (g.account === "*" || g.account === account))
+              )
+            }))
+            .filter((row) => row.permissions.includes("view"))
+          return { data: rows, next_cursor: null, count: rows.length }
+        })
+      )
+      .handle("status", ({ urlParams }) =>
+        Effect.gen(function* () {
+          yield* requirePermission("view", yield* accountOf(urlParams.account))
+          const [openOrders, parents, seq, time] = yield* Effect.all([
+            store.countOrders(["pending", "open", "pending_cancel"]),
+            store.liveParents,
+            store.lastSeq,
+            Clock.currentTimeMillis
+          ])
+          return {
+            running: true,
+            halted: false,
+            open_orders: openOrders,
+            waiting_parents: parents.length,
+            journal_seq: seq,
+            venues: gateway.venues.map((v) => v.info.id),
+            time
+          }
+        })
+      )
+      .handle("createOrder", notYet("trade"))
+      .handle("listOrders", notYet("view"))
+      .handle("getOrder", notYet("view"))
+      .handle("amendOrder", notYet("trade"))
+      .handle("cancelOrder", notYet("trade"))
+      .handle("cancelAllOrders", notYet("trade"))
+      .handle("listFills", notYet("view"))
+      .handle("positions", notYet("view"))
+      .handle("balances", notYet("view"))
+      .handle("pnl", notYet("view"))
+      .handle("getFairValues", notYet("view"))
+      .handle("putFairValues", notYet("trade"))
+      .handle("getRisk", notYet("view"))
+      .handle("putRisk", notYet("manage_credentials"))
+      .handle("halt", notYet("trade"))
+      .handle("resume", notYet("trade"))
+      .handle("issueKey", ({ payload }) =>
+        Effect.gen(function* () {
+          const principal = yield* requirePermission("manage_credentials", "*")
+          const issued = yield* auth.issueToken(principal, yield* requestInfo, payload)
+          return { ...issued.record, token: issued.token }
+        })
+      )
+      .handle("listKeys", ({ urlParams }) =>
+        Effect.gen(function* () {
+          yield* requirePermission("manage_credentials", "*")
+          const request = checkPageRequest(urlParams, {})
+          if (request instanceof ApiError) return yield* Effect.fail(request)
+          const tokens = yield* auth.listTokens
+          return pageOf(tokens, (t) => `${String(t.created_at).padStart(16, "0")}|${t.id}`, request)
+        })
+      )
+      .handle("revokeKey", ({ path }) =>
+        Effect.gen(function* () {
+          const principal = yield* requirePermission("manage_credentials", "*")
+          return yield* auth.revokeToken(principal, yield* requestInfo, path.id)
+        })
+      )
+      .handle("listGrants", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const account = urlParams.account === undefined ? "*" : yield* checkAccount(urlParams.account)
+          yield* requirePermission("manage_members", account)
+          const request = checkPageRequest(urlParams, { user: urlParams.user, account: urlParams.account })
+          if (request instanceof ApiError) return yield* Effect.fail(request)
+          const grants = (yield* auth.listGrants).filter(
+            (g) =>
+              (urlParams.user === undefined || g.user === urlParams.user) &&
+              (urlParams.account === undefined || g.account === urlParams.account)
+          )
+          return pageOf(grants, (g) => `${g.user}\u0000${g.account}\u0000${g.permission}`, request)
+        })
+      )
+      .handle("addGrant", ({ payload }) =>
+        Effect.gen(function* () {
+          yield* checkAccount(payload.account)
+          const principal = yield* requirePermission("manage_members", payload.account)
+          const { grant, created } = yield* auth.addGrant(principal, yield* requestInfo, payload)
+          return created ? grant : HttpServerResponse.unsafeJson(grant, { status: 200 })
+        })
+      )
+      .handle("removeGrant", ({ urlParams }) =>
+        Effect.gen(function* () {
+          yield* checkAccount(urlParams.account)
+          const principal = yield* requirePermission("manage_members", urlParams.account)
+          return yield* auth.removeGrant(principal, yield* requestInfo, urlParams)
+        })
+      )
+      .handle("audit", ({ urlParams }) =>
+        Effect.gen(function* () {
+          yield* requirePermission("manage_members", "*")
+          const request = checkPageRequest(urlParams, {})
+          if (request instanceof ApiError) return yield* Effect.fail(request)
+          const before = request.after === undefined ? undefined : Number(request.after)
+          const rows = yield* auth.audit(before, request.limit + 1)
+          const data = rows.slice(0, request.limit)
+          const last = data[data.length - 1]
+          return {
+            data,
+            next_cursor:
+              rows.length > request.limit && last !== undefined
+                ? encodeCursor({ k: String(last.id), f: request.digest })
+                : null,
+            count: data.length
+          }
+        })
+      )
+  })
+)

@@ -1,0 +1,183 @@
+/** The OrderStore seam: orders, engine parents' whole state, and the append-only journal with its seq. */
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+
+export interface JournalEntry {
+  readonly ts: number
+  readonly kind: string
+  readonly key: string
+  readonly payload: unknown
+}
+
+export interface JournalEvent extends JournalEntry {
+  /** Strictly increasing from 1, with no gap. */
+  readonly seq: number
+}
+
+export interface StoredOrder {
+  readonly id: string
+  readonly account: string
+  readonly clientOrderId: string
+  readonly venue: string
+  readonly marketId: string
+  readonly status: string
+  readonly parentId: string | null
+  readonly book: string
+  readonly createdAt: number
+  readonly updatedAt: number
+  /** The order record as the API shows it. */
+  readonly record: unknown
+}
+
+export interface StoredParent {
+  readonly id: string
+  readonly live: boolean
+  /** The parent's whole state, enough to restore it after a restart. */
+  readonly state: unknown
+  readonly updatedAt: number
+}
+
+export class OrderStore extends Context.Tag("crossbook/OrderStore")<
+  OrderStore,
+  {
+    /** Appends entries in order, giving each the next seq. */
+    readonly append: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<ReadonlyArray<JournalEvent>>
+    /** Events with seq > after, in seq order, at most `limit`. */
+    readonly eventsAfter: (after: number, limit: number) => Effect.Effect<ReadonlyArray<JournalEvent>>
+    readonly lastSeq: Effect.Effect<number>
+    readonly putOrder: (order: StoredOrder) => Effect.Effect<void>
+    readonly getOrder: (id: string) => Effect.Effect<StoredOrder | undefined>
+    readonly orderByClientId: (account: string, clientOrderId: string) => Effect.Effect<StoredOrder | undefined>
+    /** How many orders have one of these statuses. */
+    readonly countOrders: (statuses: ReadonlyArray<string>) => Effect.Effect<number>
+    readonly putParent: (parent: StoredParent) => Effect.Effect<void>
+    readonly liveParents: Effect.Effect<ReadonlyArray<StoredParent>>
+  }
+>() {
+  /** In memory: for unit tests and the simulator's fast path. */
+  static readonly layerMemory = Layer.sync(OrderStore, () => {
+    const journal: Array<JournalEvent> = []
+    const orders = new Map<string, StoredOrder>()
+    const byClientId = new Map<string, string>()
+    const parents = new Map<string, StoredParent>()
+    return {
+      append: (entries) =>
+        Effect.sync(() =>
+          entries.map((entry) => {
+            const event = { ...entry, seq: journal.length + 1 }
+            journal.push(event)
+            return event
+          })
+        ),
+      eventsAfter: (after, limit) => Effect.sync(() => journal.slice(Math.max(0, after), Math.max(0, after) + limit)),
+      lastSeq: Effect.sync(() => journal.length),
+      putOrder: (order) =>
+        Effect.sync(() => {
+          orders.set(order.id, order)
+          byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
+        }),
+      getOrder: (id) => Effect.sync(() => orders.get(id)),
+      orderByClientId: (account, clientOrderId) =>
+        Effect.sync(() => {
+          const id = byClientId.get(`${account}\u0000${clientOrderId}`)
+          return id === undefined ? undefined : orders.get(id)
+        }),
+      countOrders: (statuses) =>
+        Effect.sync(() => {
+          let n = 0
+          for (const order of orders.values()) if (statuses.includes(order.status)) n++
+          return n
+        }),
+      putParent: (parent) => Effect.sync(() => void parents.set(parent.id, parent)),
+      liveParents: Effect.sync(() => [...parents.values()].filter((p) => p.live).sort((a, b) => (a.id < b.id ? -1 : 1)))
+    }
+  })
+
+  /** On the engine database (SQLite); infrastructure failures are defects. */
+  static readonly layerSql = Layer.effect(
+    OrderStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const toOrder = (row: Record<string, unknown>): StoredOrder => ({
+        id: row["id"] as string,
+        account: row["account"] as string,
+        clientOrderId: row["client_order_id"] as string,
+        venue: row["venue"] as string,
+        marketId: row["market_id"] as string,
+        status: row["status"] as string,
+        parentId: (row["parent_id"] as string | null) ?? null,
+        book: row["book"] as string,
+        createdAt: row["created_at"] as number,
+        updatedAt: row["updated_at"] as number,
+        record: JSON.parse(row["record"] as string)
+      })
+      const toParent = (row: Record<string, unknown>): StoredParent => ({
+        id: row["id"] as string,
+        live: row["live"] === 1,
+        state: JSON.parse(row["state"] as string),
+        updatedAt: row["updated_at"] as number
+      })
+      return {
+        append: (entries) =>
+          sql
+            .withTransaction(
+              Effect.gen(function* () {
+                const rows = yield* sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM journal`
+                let seq = rows[0]?.seq ?? 0
+                const out: Array<JournalEvent> = []
+                for (const entry of entries) {
+                  seq += 1
+                  yield* sql`INSERT INTO journal (seq, ts, kind, key, payload)
+                    VALUES (${seq}, ${entry.ts}, ${entry.kind}, ${entry.key}, ${JSON.stringify(entry.payload)})`
+                  out.push({ ...entry, seq })
+                }
+                return out
+              })
+            )
+            .pipe(Effect.orDie),
+        eventsAfter: (after, limit) =>
+          sql<{ seq: number; ts: number; kind: string; key: string; payload: string }>`
+            SELECT seq, ts, kind, key, payload FROM journal WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`.pipe(
+            Effect.map((rows) => rows.map((r) => ({ ...r, payload: JSON.parse(r.payload) as unknown }))),
+            Effect.orDie
+          ),
+        lastSeq: sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM journal`.pipe(
+          Effect.map((rows) => rows[0]?.seq ?? 0),
+          Effect.orDie
+        ),
+        putOrder: (o) =>
+          sql`INSERT INTO orders (id, account, client_order_id, venue, market_id, status, parent_id, book, created_at, updated_at, record)
+            VALUES (${o.id}, ${o.account}, ${o.clientOrderId}, ${o.venue}, ${o.marketId}, ${o.status}, ${o.parentId}, ${o.book}, ${o.createdAt}, ${o.updatedAt}, ${JSON.stringify(o.record)})
+            ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, record = excluded.record`.pipe(
+            Effect.asVoid,
+            Effect.orDie
+          ),
+        getOrder: (id) =>
+          sql`SELECT * FROM orders WHERE id = ${id}`.pipe(
+            Effect.map((rows) => (rows[0] === undefined ? undefined : toOrder(rows[0]))),
+            Effect.orDie
+          ),
+        orderByClientId: (account, clientOrderId) =>
+          sql`SELECT * FROM orders WHERE account = ${account} AND client_order_id = ${clientOrderId}`.pipe(
+            Effect.map((rows) => (rows[0] === undefined ? undefined : toOrder(rows[0]))),
+            Effect.orDie
+          ),
+        countOrders: (statuses) =>
+          sql<{ n: number }>`SELECT COUNT(*) AS n FROM orders WHERE ${sql.in("status", statuses)}`.pipe(
+            Effect.map((rows) => rows[0]?.n ?? 0),
+            Effect.orDie
+          ),
+        putParent: (p) =>
+          sql`INSERT INTO parents (id, live, state, updated_at) VALUES (${p.id}, ${p.live ? 1 : 0}, ${JSON.stringify(p.state)}, ${p.updatedAt})
+            ON CONFLICT (id) DO UPDATE SET live = excluded.live, state = excluded.state, updated_at = excluded.updated_at`.pipe(
+            Effect.asVoid,
+            Effect.orDie
+          ),
+        liveParents: sql`SELECT * FROM parents WHERE live = 1 ORDER BY id`.pipe(
+          Effect.map((rows) => rows.map(toParent)),
+          Effect.orDie
+        )
+      }
+    })
+  )
+}

@@ -1,0 +1,128 @@
+/** The VenueGateway seam: every venue the server knows, behind one interface for market data and orders. */
+import { Context, Data, type Effect } from "effect"
+import type { Fixed } from "../Domain/Fixed.ts"
+import type { Book, Market, Side, Trade } from "../Domain/Market.ts"
+
+export const CAPABILITY_KEYS = [
+  "fetch_markets",
+  "search",
+  "fetch_order_book",
+  "fetch_trades",
+  "watch_order_book",
+  "create_order",
+  "cancel_order",
+  "cancel_all_orders",
+  "edit_order",
+  "fetch_orders",
+  "fetch_my_trades",
+  "fetch_positions",
+  "fetch_balance",
+  "post_only",
+  "reduce_only",
+  "ioc",
+  "fok",
+  "market_order"
+] as const
+export type CapabilityKey = (typeof CAPABILITY_KEYS)[number]
+export type Capability = boolean | "partial"
+export type Capabilities = { readonly [K in CapabilityKey]: Capability }
+
+export interface VenueInfo {
+  readonly id: string
+  readonly name: string
+  /** How the venue keeps its books: `yes_book` = one YES book, a NO order is a YES order at 1 − p. */
+  readonly book_model: string
+  readonly has: Capabilities
+}
+
+/** Why a venue did not do what was asked; the HTTP layer maps each kind to the contract's status. */
+export class VenueError extends Data.TaggedError("VenueError")<{
+  readonly venue: string
+  readonly kind:
+    "rejected" | "insufficient_funds" | "rate_limited" | "timeout" | "unavailable" | "not_supported" | "market_closed"
+  readonly reason: string
+  readonly retryAfterS?: number
+}> {}
+
+export type TimeInForce = "gtc" | "gtd" | "ioc" | "fok"
+
+export interface PlaceOrderRequest {
+  readonly clientOrderId: string
+  readonly nativeId: string
+  readonly side: Side
+  readonly price: Fixed
+  readonly amount: Fixed
+  readonly timeInForce: TimeInForce
+  readonly postOnly: boolean
+  readonly reduceOnly: boolean
+  readonly expiresAt: number | null
+}
+
+export type VenueOrderStatus = "open" | "closed" | "canceled" | "expired" | "rejected"
+
+/** An order as the venue reports it. */
+export interface VenueOrder {
+  readonly venueOrderId: string
+  readonly clientOrderId: string
+  readonly nativeId: string
+  readonly side: Side
+  readonly price: Fixed
+  readonly amount: Fixed
+  readonly filled: Fixed
+  readonly status: VenueOrderStatus
+  readonly averagePrice: Fixed | null
+  readonly cost: Fixed
+  readonly fee: Fixed
+  readonly queuePriorityPreserved: boolean | null
+  readonly updatedAt: number
+}
+
+export interface VenueFill {
+  readonly tradeId: string
+  readonly venueOrderId: string
+  readonly clientOrderId: string
+  readonly nativeId: string
+  readonly side: Side
+  readonly price: Fixed
+  readonly amount: Fixed
+  readonly fee: Fixed
+  readonly liquidity: "maker" | "taker"
+  readonly ts: number
+}
+
+/** A venue: public market data plus, where the venue allows it, orders on one account. */
+export interface Venue {
+  readonly info: VenueInfo
+  /** Names of the accounts configured on this venue (`sim` has `default`); `<venue>:<name>` on the wire. */
+  readonly accounts: ReadonlyArray<string>
+  /** Every market of the venue, in native id order. */
+  readonly markets: Effect.Effect<ReadonlyArray<Market>, VenueError>
+  readonly market: (nativeId: string) => Effect.Effect<Market | undefined, VenueError>
+  readonly book: (nativeId: string) => Effect.Effect<Book, VenueError>
+  /** Recent public trades, newest first. */
+  readonly trades: (nativeId: string) => Effect.Effect<ReadonlyArray<Trade>, VenueError>
+  readonly placeOrder: (request: PlaceOrderRequest) => Effect.Effect<VenueOrder, VenueError>
+  readonly cancelOrder: (venueOrderId: string) => Effect.Effect<VenueOrder, VenueError>
+  readonly amendOrder: (
+    venueOrderId: string,
+    changes: { readonly price?: Fixed; readonly amount?: Fixed }
+  ) => Effect.Effect<VenueOrder, VenueError>
+  /** The order with this client id, if the venue has it: how a timed-out placement is reconciled. */
+  readonly orderByClientId: (clientOrderId: string) => Effect.Effect<VenueOrder | undefined, VenueError>
+}
+
+export class VenueGateway extends Context.Tag("crossbook/VenueGateway")<
+  VenueGateway,
+  {
+    readonly venues: ReadonlyArray<Venue>
+    readonly venue: (id: string) => Venue | undefined
+    /** Every configured account, `<venue>:<name>`, in venue then name order. */
+    readonly accounts: ReadonlyArray<string>
+  }
+>() {
+  static fromVenues(venues: ReadonlyArray<Venue>): Context.Tag.Service<VenueGateway> {
+    const byId = new Map(venues.map((v) => [v.info.id, v]))
+    const accounts = venues.flatMap((v) => v.accounts.map((name) => `${v.info.id}:${name}`))
+    return { venues, venue: (id) => byId.get(id), accounts }
+  }
+}

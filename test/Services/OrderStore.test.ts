@@ -1,0 +1,84 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { engineDatabase } from "../../src/Persistence/Sql.ts"
+import { OrderStore, type StoredOrder } from "../../src/Services/OrderStore.ts"
+
+const order = (id: string, status: string, clientOrderId = `c-${id}`): StoredOrder => ({
+  id,
+  account: "sim:default",
+  clientOrderId,
+  venue: "sim",
+  marketId: "sim:M",
+  status,
+  parentId: null,
+  book: "",
+  createdAt: 1,
+  updatedAt: 2,
+  record: { id, status, price: "0.35" }
+})
+
+const layers = {
+  memory: OrderStore.layerMemory,
+  sqlite: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(":memory:")))
+}
+
+for (const [name, layer] of Object.entries(layers)) {
+  describe(`OrderStore (${name})`, () => {
+    it.effect("the journal gives strictly increasing seqs with no gap, and reads back in order", () =>
+      Effect.gen(function* () {
+        const store = yield* OrderStore
+        assert.strictEqual(yield* store.lastSeq, 0)
+        const a = yield* store.append([
+          { ts: 5, kind: "order.accepted", key: "o1", payload: { x: 1 } },
+          { ts: 5, kind: "fill.new", key: "o1", payload: { price: "0.35" } }
+        ])
+        const b = yield* store.append([{ ts: 6, kind: "order.canceled", key: "o1", payload: null }])
+        assert.deepStrictEqual(
+          [...a, ...b].map((e) => e.seq),
+          [1, 2, 3]
+        )
+        assert.strictEqual(yield* store.lastSeq, 3)
+        const after1 = yield* store.eventsAfter(1, 10)
+        assert.deepStrictEqual(
+          after1.map((e) => e.kind),
+          ["fill.new", "order.canceled"]
+        )
+        assert.deepStrictEqual(after1[0]!.payload, { price: "0.35" })
+        assert.strictEqual((yield* store.eventsAfter(0, 1)).length, 1)
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("orders are kept by id and by client order id, and updated in place", () =>
+      Effect.gen(function* () {
+        const store = yield* OrderStore
+        yield* store.putOrder(order("o1", "open"))
+        yield* store.putOrder(order("o2", "closed"))
+        yield* store.putOrder({ ...order("o1", "canceled"), updatedAt: 9 })
+        const o1 = yield* store.getOrder("o1")
+        assert.strictEqual(o1?.status, "canceled")
+        assert.strictEqual(o1?.updatedAt, 9)
+        assert.deepStrictEqual(o1?.record, { id: "o1", status: "canceled", price: "0.35" })
+        assert.strictEqual((yield* store.orderByClientId("sim:default", "c-o2"))?.id, "o2")
+        assert.isUndefined(yield* store.orderByClientId("sim:other", "c-o2"))
+        assert.strictEqual(yield* store.countOrders(["canceled", "closed"]), 2)
+        assert.strictEqual(yield* store.countOrders(["open"]), 0)
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("live parents are restored in id order; finished ones are not", () =>
+      Effect.gen(function* () {
+        const store = yield* OrderStore
+        yield* store.putParent({ id: "mo_2", live: true, state: { level: "0.4" }, updatedAt: 1 })
+        yield* store.putParent({ id: "mo_1", live: true, state: { level: "0.3" }, updatedAt: 1 })
+        yield* store.putParent({ id: "mo_3", live: true, state: {}, updatedAt: 1 })
+        yield* store.putParent({ id: "mo_3", live: false, state: { done: true }, updatedAt: 2 })
+        const live = yield* store.liveParents
+        assert.deepStrictEqual(
+          live.map((p) => p.id),
+          ["mo_1", "mo_2"]
+        )
+        assert.deepStrictEqual(live[0]!.state, { level: "0.3" })
+      }).pipe(Effect.provide(layer))
+    )
+  })
+}
