@@ -12,7 +12,12 @@ import { isLoopback, readRegistry, registryFile, registryKey, writeRegistryEntry
 import { Auth } from "./Services/Auth.ts"
 import { OrderStore } from "./Services/OrderStore.ts"
 import { VenueGateway } from "./Services/VenueGateway.ts"
-import { makeSimVenue } from "./Venues/SimVenue.ts"
+import { Desk } from "./Trading/Desk.ts"
+import { Journal } from "./Trading/Journal.ts"
+import { FaultPlan, type FaultRule, makeSimVenue } from "./Venues/SimVenue.ts"
+import * as F from "./Domain/Fixed.ts"
+import { readFileSync } from "node:fs"
+import { Schema } from "effect"
 import { NAME, VERSION } from "./Version.ts"
 
 const host = Options.text("host").pipe(
@@ -32,20 +37,55 @@ const envFile = Options.file("env-file").pipe(
   Options.withDescription("A .env file with venue credentials to load"),
   Options.optional
 )
+const simCash = Options.text("sim-cash").pipe(
+  Options.withDescription("Cash each sim account starts with (default $CROSSBOOK_SIM_CASH or 10000)"),
+  Options.optional
+)
+const simFaults = Options.file("sim-faults").pipe(
+  Options.withDescription("A JSON fault plan for the sim venue: [{op, nth, kind, retry_after_s?, reached?}]"),
+  Options.optional
+)
 const simSeed = Options.integer("sim-seed").pipe(
   Options.withDescription("Seed of the embedded sim venue (default $CROSSBOOK_SIM_SEED or 1)"),
   Options.optional
 )
 
 /** The venues of this server: the embedded sim venue, always. */
-export const venuesLayer = (config: { readonly seed: number; readonly stepMs?: number; readonly markets?: number }) =>
+export const venuesLayer = (config: {
+  readonly seed: number
+  readonly stepMs?: number
+  readonly markets?: number
+  readonly faults?: ReadonlyArray<FaultRule>
+}) =>
   Layer.scoped(
     VenueGateway,
     Effect.map(
-      makeSimVenue({ seed: config.seed, stepMs: config.stepMs ?? 1000, markets: config.markets ?? 24 }),
+      makeSimVenue({
+        seed: config.seed,
+        stepMs: config.stepMs ?? 1000,
+        markets: config.markets ?? 24,
+        faults: config.faults ?? []
+      }),
       (sim) => VenueGateway.fromVenues([sim])
     )
   )
+
+/** Everything the server runs on: venues, the store, auth, and the desk with its journal. */
+export const serverServices = <E1, E2>(options: {
+  readonly seed: number
+  readonly faults?: ReadonlyArray<FaultRule>
+  readonly startingCash?: string
+  readonly store: Layer.Layer<OrderStore, E1>
+  readonly auth: Layer.Layer<Auth, E2>
+}) => {
+  const base = Layer.mergeAll(
+    venuesLayer({ seed: options.seed, ...(options.faults === undefined ? {} : { faults: options.faults }) }),
+    options.store,
+    options.auth
+  )
+  const withJournal = Layer.provideMerge(Journal.layer, base)
+  return Layer.provideMerge(Desk.layer({ startingCash: F.of(options.startingCash ?? "10000") }), withJournal)
+}
 
 /** Auth on a control database file; its SQL client stays private to it. */
 export const authLayer = (controlFile: string) => Auth.layerSql.pipe(Layer.provide(controlDatabase(controlFile)))
@@ -100,7 +140,7 @@ export const bootstrapAccess = (options: {
     yield* say(`Owner access token is in ${registryFile(options.home)} under "${key}"; clients read it there.`)
   })
 
-const serve = Command.make("serve", { host, port, db, control, envFile, simSeed }, (options) =>
+const serve = Command.make("serve", { host, port, db, control, envFile, simSeed, simCash, simFaults }, (options) =>
   Effect.gen(function* () {
     if (Option.isSome(options.envFile)) process.loadEnvFile(options.envFile.value)
     const home = ensureHome(homeFolder())
@@ -108,11 +148,16 @@ const serve = Command.make("serve", { host, port, db, control, envFile, simSeed 
     const controlFile = Option.getOrElse(options.control, () => join(home, "control.db"))
     const seed = Option.getOrElse(options.simSeed, () => Number(process.env["CROSSBOOK_SIM_SEED"] ?? 1))
     yield* Console.log(`${NAME} ${VERSION}: home ${home}, engine database ${dbFile}, control database ${controlFile}`)
-    const services = Layer.mergeAll(
-      venuesLayer({ seed }),
-      OrderStore.layerSql.pipe(Layer.provide(engineDatabase(dbFile))),
-      authLayer(controlFile)
-    )
+    const faults = Option.isSome(options.simFaults)
+      ? Schema.decodeUnknownSync(FaultPlan)(JSON.parse(readFileSync(options.simFaults.value, "utf8")))
+      : []
+    const services = serverServices({
+      seed,
+      faults,
+      startingCash: Option.getOrElse(options.simCash, () => process.env["CROSSBOOK_SIM_CASH"] ?? "10000"),
+      store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(dbFile))),
+      auth: authLayer(controlFile)
+    })
     return yield* Effect.gen(function* () {
       yield* bootstrapAccess({ home, host: options.host, port: options.port, controlFile, dbFile })
       return yield* Layer.launch(listen({ host: options.host, port: options.port }))

@@ -2,6 +2,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiErrorWire } from "../Domain/Errors.ts"
 import { NAME, VERSION } from "../Version.ts"
+import { DeskApi } from "./Desk/Api.ts"
 import { MetaApi } from "./Meta/Api.ts"
 import { TradingApi } from "./Trading/Api.ts"
 import { VenuesApi } from "./Venues/Api.ts"
@@ -49,6 +50,7 @@ export class Api extends HttpApi.make(NAME)
   .add(MetaApi)
   .add(VenuesApi)
   .add(TradingApi)
+  .add(DeskApi)
   .addError(ApiErrorWire, { status: 500 })
   .annotate(OpenApi.Title, "crossbook")
   .annotate(OpenApi.Version, VERSION)

@@ -5,6 +5,7 @@ import { Layer } from "effect"
 import { createServer } from "node:http"
 import { Api } from "./Api.ts"
 import { ErrorMiddleware } from "./Errors.ts"
+import { DeskLive } from "./Desk/Http.ts"
 import { MetaLive } from "./Meta/Http.ts"
 import { AuthorizationLive } from "./Security.ts"
 import { TradingLive } from "./Trading/Http.ts"
@@ -12,7 +13,7 @@ import { VenuesLive } from "./Venues/Http.ts"
 
 /** The API with its handlers; needs the seams the handlers use. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([MetaLive, VenuesLive, TradingLive]),
+  Layer.provide([MetaLive, VenuesLive, TradingLive, DeskLive]),
   Layer.provide(AuthorizationLive)
 )
 

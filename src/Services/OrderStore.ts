@@ -52,6 +52,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     readonly countOrders: (statuses: ReadonlyArray<string>) => Effect.Effect<number>
     readonly putParent: (parent: StoredParent) => Effect.Effect<void>
     readonly liveParents: Effect.Effect<ReadonlyArray<StoredParent>>
+    /** Every order, oldest first: what the desk restores at start. */
+    readonly allOrders: Effect.Effect<ReadonlyArray<StoredOrder>>
+    /** Small named documents (risk rules, fair values, halt state). */
+    readonly putSetting: (key: string, value: unknown, ts: number) => Effect.Effect<void>
+    readonly getSetting: (key: string) => Effect.Effect<unknown>
   }
 >() {
   /** In memory: for unit tests and the simulator's fast path. */
@@ -60,6 +65,7 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     const orders = new Map<string, StoredOrder>()
     const byClientId = new Map<string, string>()
     const parents = new Map<string, StoredParent>()
+    const settings = new Map<string, unknown>()
     return {
       append: (entries) =>
         Effect.sync(() =>
@@ -89,7 +95,14 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           return n
         }),
       putParent: (parent) => Effect.sync(() => void parents.set(parent.id, parent)),
-      liveParents: Effect.sync(() => [...parents.values()].filter((p) => p.live).sort((a, b) => (a.id < b.id ? -1 : 1)))
+      liveParents: Effect.sync(() =>
+        [...parents.values()].filter((p) => p.live).sort((a, b) => (a.id < b.id ? -1 : 1))
+      ),
+      allOrders: Effect.sync(() =>
+        [...orders.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+      ),
+      putSetting: (key, value) => Effect.sync(() => void settings.set(key, value)),
+      getSetting: (key) => Effect.sync(() => settings.get(key))
     }
   })
 
@@ -176,7 +189,22 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         liveParents: sql`SELECT * FROM parents WHERE live = 1 ORDER BY id`.pipe(
           Effect.map((rows) => rows.map(toParent)),
           Effect.orDie
-        )
+        ),
+        allOrders: sql`SELECT * FROM orders ORDER BY created_at, id`.pipe(
+          Effect.map((rows) => rows.map(toOrder)),
+          Effect.orDie
+        ),
+        putSetting: (key, value, ts) =>
+          sql`INSERT INTO settings (key, value, updated_at) VALUES (${key}, ${JSON.stringify(value)}, ${ts})
+            ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`.pipe(
+            Effect.asVoid,
+            Effect.orDie
+          ),
+        getSetting: (key) =>
+          sql<{ value: string }>`SELECT value FROM settings WHERE key = ${key}`.pipe(
+            Effect.map((rows) => (rows[0] === undefined ? undefined : (JSON.parse(rows[0].value) as unknown))),
+            Effect.orDie
+          )
       }
     })
   )

@@ -1,5 +1,5 @@
 /** The VenueGateway seam: every venue the server knows, behind one interface for market data and orders. */
-import { Context, Data, type Effect } from "effect"
+import { Context, Data, type Effect, type Queue, type Scope } from "effect"
 import type { Fixed } from "../Domain/Fixed.ts"
 import type { Book, Market, Side, Trade } from "../Domain/Market.ts"
 
@@ -75,6 +75,8 @@ export interface VenueOrder {
   readonly fee: Fixed
   readonly queuePriorityPreserved: boolean | null
   readonly updatedAt: number
+  /** What the venue reported along with this answer (fills of this order among them), when it says. */
+  readonly events?: ReadonlyArray<VenueEvent>
 }
 
 export interface VenueFill {
@@ -89,6 +91,12 @@ export interface VenueFill {
   readonly liquidity: "maker" | "taker"
   readonly ts: number
 }
+
+/** What a venue reports as it happens: own fills, own order changes, and book changes. */
+export type VenueEvent =
+  | { readonly _tag: "Fill"; readonly fill: VenueFill }
+  | { readonly _tag: "Order"; readonly order: VenueOrder }
+  | { readonly _tag: "Book"; readonly nativeId: string; readonly ts: number }
 
 /** A venue: public market data plus, where the venue allows it, orders on one account. */
 export interface Venue {
@@ -109,6 +117,8 @@ export interface Venue {
   ) => Effect.Effect<VenueOrder, VenueError>
   /** The order with this client id, if the venue has it: how a timed-out placement is reconciled. */
   readonly orderByClientId: (clientOrderId: string) => Effect.Effect<VenueOrder | undefined, VenueError>
+  /** A queue of everything the venue reports from now on, for as long as the scope lasts. */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<VenueEvent>, never, Scope.Scope>
 }
 
 export class VenueGateway extends Context.Tag("crossbook/VenueGateway")<

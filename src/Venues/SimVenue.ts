@@ -1,15 +1,30 @@
 /** The embedded `sim` venue: the simulated exchange behind the VenueGateway interface, moving with the Clock. */
-import { Clock, Effect, PubSub, Schedule } from "effect"
+import { Clock, Effect, PubSub, Schedule, Schema } from "effect"
 import type { Fixed } from "../Domain/Fixed.ts"
-import type { Capabilities, Venue, VenueOrder } from "../Services/VenueGateway.ts"
+import type { Capabilities, Venue, VenueEvent, VenueFill, VenueOrder } from "../Services/VenueGateway.ts"
 import { VenueError } from "../Services/VenueGateway.ts"
-import { SimExchange, type SimEvent, type SimOrderView } from "./Sim/Exchange.ts"
+import { SimExchange, type SimEvent, type SimFill, type SimOrderResult, type SimOrderView } from "./Sim/Exchange.ts"
+
+/**
+ * A deterministic fault: the `nth` request of `op` (counted from 1 since start) fails with `kind`. A `timeout` with
+ * `reached: true` is carried out by the exchange but its answer is lost, as when a network drops the reply.
+ */
+export const FaultRule = Schema.Struct({
+  op: Schema.Literal("place", "cancel", "amend"),
+  nth: Schema.Int.pipe(Schema.positive()),
+  kind: Schema.Literal("insufficient_funds", "rejected", "rate_limited", "timeout", "unavailable"),
+  retry_after_s: Schema.optional(Schema.Number),
+  reached: Schema.optional(Schema.Boolean)
+})
+export type FaultRule = typeof FaultRule.Type
+export const FaultPlan = Schema.Array(FaultRule)
 
 export interface SimVenueConfig {
   readonly seed: number
   /** How often the markets move, in ms of the Clock. */
   readonly stepMs: number
   readonly markets: number
+  readonly faults?: ReadonlyArray<FaultRule>
 }
 
 export const SIM_CAPABILITIES: Capabilities = {
@@ -51,10 +66,34 @@ const toVenueOrder = (o: SimOrderView): VenueOrder => ({
   updatedAt: o.updatedAt
 })
 
+const toVenueFill = (f: SimFill): VenueFill => ({
+  tradeId: f.tradeId,
+  venueOrderId: f.orderId,
+  clientOrderId: f.clientOrderId,
+  nativeId: f.marketId,
+  side: f.side,
+  price: f.price,
+  amount: f.amount,
+  fee: f.fee,
+  liquidity: f.liquidity,
+  ts: f.ts
+})
+
+const toVenueEvent = (event: SimEvent): VenueEvent | undefined => {
+  switch (event._tag) {
+    case "Fill":
+      return { _tag: "Fill", fill: toVenueFill(event.fill) }
+    case "OrderUpdate":
+      return { _tag: "Order", order: toVenueOrder(event.order) }
+    case "BookChanged":
+      return { _tag: "Book", nativeId: event.marketId, ts: event.ts }
+    case "Trade":
+      return undefined
+  }
+}
+
 export interface SimVenue extends Venue {
   readonly exchange: SimExchange
-  /** Everything the exchange reports as time moves (trades, own fills, order updates, book changes). */
-  readonly events: PubSub.PubSub<SimEvent>
 }
 
 /**
@@ -71,68 +110,93 @@ export const makeSimVenue = (config: SimVenueConfig) =>
       markets: config.markets,
       stepMs: config.stepMs
     })
-    const events = yield* PubSub.unbounded<SimEvent>()
-    const sync = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const out = exchange.advanceTo(now)
-      return out.length === 0 ? Effect.void : PubSub.publishAll(events, out)
-    })
+    const events = yield* PubSub.unbounded<VenueEvent>()
+    const publish = (out: ReadonlyArray<SimEvent>) => {
+      const mapped = out.map(toVenueEvent).filter((e): e is VenueEvent => e !== undefined)
+      return mapped.length === 0 ? Effect.void : PubSub.publishAll(events, mapped)
+    }
+    const sync = Effect.flatMap(Clock.currentTimeMillis, (now) => publish(exchange.advanceTo(now)))
     yield* Effect.forkScoped(Effect.repeat(sync, Schedule.spaced(config.stepMs)))
 
-    const refused = (reason: string, code: string) =>
-      new VenueError({
-        venue: "sim",
-        kind: code === "market_closed" ? "market_closed" : "rejected",
-        reason
+    const counts = { place: 0, cancel: 0, amend: 0 }
+    const faults = config.faults ?? []
+    /** Runs a request through the fault plan: fails before or after the exchange, or answers as the exchange did. */
+    const request = (op: "place" | "cancel" | "amend", run: (now: number) => SimOrderResult) =>
+      Effect.gen(function* () {
+        yield* sync
+        counts[op] += 1
+        const fault = faults.find((f) => f.op === op && f.nth === counts[op])
+        const now = yield* Clock.currentTimeMillis
+        if (fault !== undefined && !(fault.kind === "timeout" && fault.reached === true)) {
+          return yield* Effect.fail(faultError(fault))
+        }
+        const result = run(now)
+        yield* publish(result.events)
+        if (fault !== undefined) return yield* Effect.fail(faultError(fault))
+        if (result._tag === "Refused") {
+          return yield* Effect.fail(
+            new VenueError({
+              venue: "sim",
+              kind: result.code === "market_closed" ? "market_closed" : "rejected",
+              reason: result.reason
+            })
+          )
+        }
+        const reported = result.events.map(toVenueEvent).filter((e): e is VenueEvent => e !== undefined)
+        return { ...toVenueOrder(result.order), events: reported }
       })
-    const withTime = <A>(f: (now: number) => A) => Effect.flatMap(sync, () => Effect.map(Clock.currentTimeMillis, f))
-    const settle = (result: ReturnType<SimExchange["placeOrder"]>) =>
-      result._tag === "Refused"
-        ? Effect.fail(refused(result.reason, result.code))
-        : Effect.as(PubSub.publishAll(events, result.events), toVenueOrder(result.order))
+
+    const read = <A>(f: () => A) => Effect.map(sync, f)
 
     const venue: SimVenue = {
       info: { id: "sim", name: "Simulated exchange", book_model: "yes_book", has: SIM_CAPABILITIES },
       accounts: ["default"],
       exchange,
-      events,
-      markets: withTime(() => exchange.markets()),
-      market: (nativeId) => withTime(() => exchange.market(nativeId)),
-      book: (nativeId) => withTime(() => exchange.book(nativeId)),
-      trades: (nativeId) => withTime(() => exchange.trades(nativeId)),
-      placeOrder: (request) =>
-        Effect.flatMap(
-          withTime((now) =>
-            exchange.placeOrder(
-              {
-                clientOrderId: request.clientOrderId,
-                marketId: request.nativeId,
-                side: request.side,
-                price: request.price,
-                amount: request.amount,
-                tif: request.timeInForce,
-                postOnly: request.postOnly,
-                expiresAt: request.expiresAt
-              },
-              now
-            )
-          ),
-          settle
+      markets: read(() => exchange.markets()),
+      market: (nativeId) => read(() => exchange.market(nativeId)),
+      book: (nativeId) => read(() => exchange.book(nativeId)),
+      trades: (nativeId) => read(() => exchange.trades(nativeId)),
+      placeOrder: (r) =>
+        request("place", (now) =>
+          exchange.placeOrder(
+            {
+              clientOrderId: r.clientOrderId,
+              marketId: r.nativeId,
+              side: r.side,
+              price: r.price,
+              amount: r.amount,
+              tif: r.timeInForce,
+              postOnly: r.postOnly,
+              expiresAt: r.expiresAt
+            },
+            now
+          )
         ),
-      cancelOrder: (id) =>
-        Effect.flatMap(
-          withTime((now) => exchange.cancelOrder(id, now)),
-          settle
-        ),
+      cancelOrder: (id) => request("cancel", (now) => exchange.cancelOrder(id, now)),
       amendOrder: (id, changes: { readonly price?: Fixed; readonly amount?: Fixed }) =>
-        Effect.flatMap(
-          withTime((now) => exchange.amendOrder(id, changes, now)),
-          settle
-        ),
+        request("amend", (now) => exchange.amendOrder(id, changes, now)),
       orderByClientId: (clientOrderId) =>
-        withTime(() => {
+        read(() => {
           const order = exchange.orderByClientId(clientOrderId)
-          return order === undefined ? undefined : toVenueOrder(order)
-        })
+          return order === undefined || order.status === "rejected" ? undefined : toVenueOrder(order)
+        }),
+      subscribe: PubSub.subscribe(events)
     }
     return venue
   })
+
+const faultError = (fault: FaultRule): VenueError => {
+  const reasons = {
+    insufficient_funds: "insufficient balance for this order",
+    rejected: "order refused by the venue",
+    rate_limited: "too many requests",
+    timeout: "no answer within the deadline",
+    unavailable: "service unavailable"
+  }
+  return new VenueError({
+    venue: "sim",
+    kind: fault.kind,
+    reason: `${reasons[fault.kind]} (fault plan: ${fault.op} #${fault.nth})`,
+    ...(fault.retry_after_s === undefined ? {} : { retryAfterS: fault.retry_after_s })
+  })
+}

@@ -1,11 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer, Logger, Queue } from "effect"
 import { authLayer } from "../../src/Cli.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { HttpServeLive } from "../../src/Http/Server.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { type Venue, VenueError, VenueGateway } from "../../src/Services/VenueGateway.ts"
+import { Desk } from "../../src/Trading/Desk.ts"
+import { Journal } from "../../src/Trading/Journal.ts"
 import { SIM_CAPABILITIES } from "../../src/Venues/SimVenue.ts"
 import { get } from "./TestServer.ts"
 
@@ -35,7 +37,8 @@ const broken: Venue = {
   placeOrder: () => Effect.die("unused"),
   cancelOrder: () => Effect.die("unused"),
   amendOrder: () => Effect.die("unused"),
-  orderByClientId: () => Effect.die("unused")
+  orderByClientId: () => Effect.die("unused"),
+  subscribe: Queue.unbounded()
 }
 
 const logged: Array<string> = []
@@ -44,9 +47,16 @@ const captureLogs = Logger.replace(
   Logger.make(({ message, cause }) => logged.push(`${String(message)} ${String(cause)}`))
 )
 
+const Services = Layer.provideMerge(
+  Desk.layer({ startingCash: F.of("100") }),
+  Layer.provideMerge(
+    Journal.layer,
+    Layer.mergeAll(Layer.succeed(VenueGateway, VenueGateway.fromVenues([broken])), OrderStore.layerMemory)
+  )
+)
+
 const Server = HttpServeLive.pipe(
-  Layer.provide(Layer.succeed(VenueGateway, VenueGateway.fromVenues([broken]))),
-  Layer.provide(OrderStore.layerMemory),
+  Layer.provide(Services),
   Layer.provide(authLayer(":memory:")),
   Layer.provide(captureLogs),
   Layer.provideMerge(NodeHttpServer.layerTest)

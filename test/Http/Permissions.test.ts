@@ -15,39 +15,65 @@ interface Route {
   /** Statuses a permitted caller may see (2xx, or 501 where this version has no handler yet). */
   readonly ok: ReadonlyArray<number>
   /** Prepares what the call needs, with the owner's token, and answers the final path. */
-  readonly setup?: (owner: string) => Effect.Effect<string, unknown, any>
+  readonly setup?: (owner: string, market: string) => Effect.Effect<string, unknown, any>
 }
 
-const pending = (method: Method, path: string, permission: Route["permission"], json?: unknown): Route => ({
-  method,
-  path,
-  permission,
-  account: "sim:default",
-  ...(json === undefined ? {} : { json }),
-  ok: [501]
-})
+const order = (market: string) => ({ market_id: market, side: "buy", amount: "1", type: "limit", price: "0.01" })
 
-/** Every /trading route of the contract, with the permission it needs. */
+/** A resting order placed by the owner; answers its id. */
+const placed = (owner: string, market: string) =>
+  Effect.map(request("POST", "/trading/orders", { token: owner, json: order(market) }), (r) => {
+    assert.strictEqual(r.status, 201, r.text)
+    return r.body.id as string
+  })
+
+const RULES = {
+  kill_switch: false,
+  max_order_contracts: null,
+  max_order_notional: null,
+  price_collar: null,
+  max_open_orders: null,
+  max_position_contracts: null,
+  max_orders_per_minute: null,
+  daily_loss_limit: null
+}
+
+const desk = (
+  method: Method,
+  path: string,
+  permission: Route["permission"],
+  ok: ReadonlyArray<number>,
+  extra: Partial<Route> = {}
+): Route => ({ method, path, permission, account: "sim:default", ok, ...extra })
+
+/** Every /trading route of the contract, with the permission it needs. `{market}` stands for an open market's id. */
 const ROUTES: ReadonlyArray<Route> = [
   { method: "GET", path: "/trading/me", permission: "any", account: "*", ok: [200] },
-  { method: "GET", path: "/trading/accounts", permission: "view", account: "sim:default", ok: [200] },
-  { method: "GET", path: "/trading/status", permission: "view", account: "sim:default", ok: [200] },
-  pending("POST", "/trading/orders", "trade", { market_id: "sim:X", side: "buy", amount: "1", type: "limit" }),
-  pending("GET", "/trading/orders", "view"),
-  pending("GET", "/trading/orders/o_1", "view"),
-  pending("PATCH", "/trading/orders/o_1", "trade", { price: "0.5" }),
-  pending("DELETE", "/trading/orders/o_1", "trade"),
-  pending("DELETE", "/trading/orders", "trade"),
-  pending("GET", "/trading/fills", "view"),
-  pending("GET", "/trading/positions", "view"),
-  pending("GET", "/trading/balances", "view"),
-  pending("GET", "/trading/pnl", "view"),
-  pending("GET", "/trading/fair-values", "view"),
-  pending("PUT", "/trading/fair-values", "trade", {}),
-  pending("GET", "/trading/risk", "view"),
-  pending("PUT", "/trading/risk", "manage_credentials", {}),
-  pending("POST", "/trading/halt", "trade", { reason: "test", scope: "*", policy: "hold" }),
-  pending("POST", "/trading/resume", "trade", {}),
+  desk("GET", "/trading/accounts", "view", [200]),
+  desk("GET", "/trading/status", "view", [200]),
+  desk("POST", "/trading/orders", "trade", [201], { json: "order" }),
+  desk("GET", "/trading/orders", "view", [200]),
+  desk("GET", "", "view", [200], {
+    setup: (owner, market) => Effect.map(placed(owner, market), (id) => `/trading/orders/${id}`)
+  }),
+  desk("PATCH", "", "trade", [200], {
+    json: { price: "0.02" },
+    setup: (owner, market) => Effect.map(placed(owner, market), (id) => `/trading/orders/${id}`)
+  }),
+  desk("DELETE", "", "trade", [200], {
+    setup: (owner, market) => Effect.map(placed(owner, market), (id) => `/trading/orders/${id}`)
+  }),
+  desk("DELETE", "/trading/orders", "trade", [200]),
+  desk("GET", "/trading/fills", "view", [200]),
+  desk("GET", "/trading/positions", "view", [200]),
+  desk("GET", "/trading/balances", "view", [200]),
+  desk("GET", "/trading/pnl", "view", [200]),
+  desk("GET", "/trading/fair-values", "view", [200]),
+  desk("PUT", "/trading/fair-values", "trade", [200], { json: { values: {} } }),
+  desk("GET", "/trading/risk", "view", [200]),
+  desk("PUT", "/trading/risk", "manage_credentials", [200], { json: RULES }),
+  desk("POST", "/trading/halt", "trade", [200], { json: { reason: "matrix", scope: "*", policy: "hold" } }),
+  desk("POST", "/trading/resume", "trade", [200]),
   { method: "POST", path: "/trading/keys", permission: "manage_credentials", account: "*", json: {}, ok: [201] },
   { method: "GET", path: "/trading/keys", permission: "manage_credentials", account: "*", ok: [200] },
   {
@@ -56,7 +82,7 @@ const ROUTES: ReadonlyArray<Route> = [
     permission: "manage_credentials",
     account: "*",
     ok: [200],
-    setup: (owner) =>
+    setup: (owner: string) =>
       Effect.map(
         request("POST", "/trading/keys", { token: owner, json: { name: "victim" } }),
         (r) => `/trading/keys/${r.body.id}`
@@ -96,6 +122,7 @@ describe("permission matrix", () => {
     it.effect("every /trading route × each permission on the right account, another account and *", () =>
       Effect.gen(function* () {
         const owner = yield* OwnerToken
+        const market = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0].id as string
         const tokens = new Map<string, string>()
         for (const permission of PERMISSIONS) {
           for (const scope of SCOPES) {
@@ -111,11 +138,9 @@ describe("permission matrix", () => {
           for (const permission of PERMISSIONS) {
             for (const scope of SCOPES) {
               const token = tokens.get(`${permission}|${scope}`)!
-              const path = route.setup === undefined ? route.path : yield* route.setup(owner)
-              const res = yield* request(route.method, path, {
-                token,
-                ...(route.json === undefined ? {} : { json: route.json })
-              })
+              const path = route.setup === undefined ? route.path : yield* route.setup(owner, market)
+              const json = route.json === "order" ? order(market) : route.json
+              const res = yield* request(route.method, path, { token, ...(json === undefined ? {} : { json }) })
               const label = `${route.method} ${path} with ${permission} on ${scope}`
               const permitted =
                 route.permission === "any" ||
@@ -138,9 +163,12 @@ describe("permission matrix", () => {
 
     it.effect("every /trading route answers 401 without a token", () =>
       Effect.gen(function* () {
+        const owner = yield* OwnerToken
+        const market = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0].id as string
         for (const route of ROUTES) {
-          const path = route.path === "" ? "/trading/keys/tok_x" : route.path
-          const res = yield* request(route.method, path, route.json === undefined ? {} : { json: route.json })
+          const path = route.setup === undefined ? route.path : yield* route.setup(owner, market)
+          const json = route.json === "order" ? order("sim:X") : route.json
+          const res = yield* request(route.method, path, json === undefined ? {} : { json })
           assert.strictEqual(res.status, 401, `${route.method} ${path}`)
           assert.strictEqual(res.body.error.code, "unauthorized")
         }

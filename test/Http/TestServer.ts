@@ -2,11 +2,12 @@
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
-import { authLayer, venuesLayer } from "../../src/Cli.ts"
+import { authLayer, serverServices } from "../../src/Cli.ts"
 import { HttpServeLive } from "../../src/Http/Server.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
+import type { FaultRule } from "../../src/Venues/SimVenue.ts"
 
 export const TEST_SEED = 7
 
@@ -23,16 +24,26 @@ const OwnerLive = Layer.effect(
 )
 
 /** The seams of a test server: the sim venue, an in-memory store, a control database of its own. */
-export const testServices = (files: { readonly control?: string; readonly engine?: string } = {}) =>
-  Layer.mergeAll(
-    venuesLayer({ seed: TEST_SEED }),
-    files.engine === undefined
-      ? OrderStore.layerMemory
-      : OrderStore.layerSql.pipe(Layer.provide(engineDatabase(files.engine))),
-    authLayer(files.control ?? ":memory:")
-  )
+export interface TestOptions {
+  readonly control?: string
+  readonly engine?: string
+  readonly faults?: ReadonlyArray<FaultRule>
+  readonly startingCash?: string
+}
 
-export const testServer = (files: { readonly control?: string; readonly engine?: string } = {}) =>
+export const testServices = (files: TestOptions = {}) =>
+  serverServices({
+    seed: TEST_SEED,
+    ...(files.faults === undefined ? {} : { faults: files.faults }),
+    ...(files.startingCash === undefined ? {} : { startingCash: files.startingCash }),
+    store:
+      files.engine === undefined
+        ? OrderStore.layerMemory
+        : OrderStore.layerSql.pipe(Layer.provide(engineDatabase(files.engine))),
+    auth: authLayer(files.control ?? ":memory:")
+  })
+
+export const testServer = (files: TestOptions = {}) =>
   HttpServeLive.pipe(
     Layer.provideMerge(OwnerLive),
     Layer.provideMerge(testServices(files)),

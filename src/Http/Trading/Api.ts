@@ -75,22 +75,6 @@ export const AuditRecord = Schema.Struct({
   after: Schema.Unknown
 }).annotations({ identifier: "AuditEntry" })
 
-/** A route whose handler is not in this version yet: it checks its permission, then answers 501. */
-const pending = <const Name extends string, const Path extends HttpApiEndpoint.PathSegment>(
-  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
-  name: Name,
-  path: Path,
-  permission: (typeof PERMISSIONS)[number]
-) =>
-  HttpApiEndpoint.make(method)(name, path)
-    .setUrlParams(Schema.Struct(AccountParam))
-    .addSuccess(Schema.Unknown)
-    .addError(ApiErrorWire, { status: 501 })
-    .annotate(
-      OpenApi.Description,
-      `Needs \`${permission}\`. Not available in this version: answers 501 once permitted.`
-    )
-
 const needs = (permission: string, on: string) => `Needs \`${permission}\` on ${on}.`
 
 export const TradingApi = HttpApiGroup.make("trading")
@@ -107,22 +91,6 @@ export const TradingApi = HttpApiGroup.make("trading")
       .addSuccess(StatusRecord)
       .annotate(OpenApi.Description, needs("view", "the account"))
   )
-  .add(pending("POST", "createOrder", "/orders", "trade"))
-  .add(pending("GET", "listOrders", "/orders", "view"))
-  .add(pending("GET", "getOrder", "/orders/:id", "view"))
-  .add(pending("PATCH", "amendOrder", "/orders/:id", "trade"))
-  .add(pending("DELETE", "cancelOrder", "/orders/:id", "trade"))
-  .add(pending("DELETE", "cancelAllOrders", "/orders", "trade"))
-  .add(pending("GET", "listFills", "/fills", "view"))
-  .add(pending("GET", "positions", "/positions", "view"))
-  .add(pending("GET", "balances", "/balances", "view"))
-  .add(pending("GET", "pnl", "/pnl", "view"))
-  .add(pending("GET", "getFairValues", "/fair-values", "view"))
-  .add(pending("PUT", "putFairValues", "/fair-values", "trade"))
-  .add(pending("GET", "getRisk", "/risk", "view"))
-  .add(pending("PUT", "putRisk", "/risk", "manage_credentials"))
-  .add(pending("POST", "halt", "/halt", "trade"))
-  .add(pending("POST", "resume", "/resume", "trade"))
   .add(
     HttpApiEndpoint.post("issueKey", "/keys")
       .setPayload(

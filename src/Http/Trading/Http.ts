@@ -38,20 +38,6 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
       return Effect.succeed(account)
     }
 
-    const notYet =
-      (permission: Permission) => (request: { readonly urlParams: { readonly account?: string | undefined } }) =>
-        Effect.gen(function* () {
-          yield* requirePermission(permission, yield* accountOf(request.urlParams.account))
-          return yield* Effect.fail(
-            new ApiError({
-              status: 501,
-              code: "not_supported",
-              message: "this route is not available in this version of the server",
-              details: { venue: null, retryable: false }
-            })
-          )
-        })
-
     return handlers
       .handle("me", () =>
         Effect.map(CurrentPrincipal, (principal) => {
@@ -111,22 +97,6 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
           }
         })
       )
-      .handle("createOrder", notYet("trade"))
-      .handle("listOrders", notYet("view"))
-      .handle("getOrder", notYet("view"))
-      .handle("amendOrder", notYet("trade"))
-      .handle("cancelOrder", notYet("trade"))
-      .handle("cancelAllOrders", notYet("trade"))
-      .handle("listFills", notYet("view"))
-      .handle("positions", notYet("view"))
-      .handle("balances", notYet("view"))
-      .handle("pnl", notYet("view"))
-      .handle("getFairValues", notYet("view"))
-      .handle("putFairValues", notYet("trade"))
-      .handle("getRisk", notYet("view"))
-      .handle("putRisk", notYet("manage_credentials"))
-      .handle("halt", notYet("trade"))
-      .handle("resume", notYet("trade"))
       .handle("issueKey", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* requirePermission("manage_credentials", "*")

@@ -36,5 +36,13 @@ export const EngineMigrations = {
       updated_at INTEGER NOT NULL
     )`
     yield* sql`CREATE INDEX parents_live ON parents (live)`
+  }),
+  "0002_settings": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE settings (
+      key TEXT PRIMARY KEY,
+      value TEXT NOT NULL,
+      updated_at INTEGER NOT NULL
+    )`
   })
 }

@@ -1,0 +1,120 @@
+/** Orders as the server keeps them (exact amounts) and the Order record the API shows (decimal strings). */
+import * as F from "./Fixed.ts"
+import type { Side } from "./Market.ts"
+
+export const PLAIN_TYPES = ["limit", "market"] as const
+export const COMPLEX_TYPES = [
+  "stop_market",
+  "stop_limit",
+  "trailing_stop",
+  "iceberg",
+  "oco",
+  "bracket",
+  "twap",
+  "peg",
+  "smart_taker"
+] as const
+export type PlainType = (typeof PLAIN_TYPES)[number]
+export type ComplexType = (typeof COMPLEX_TYPES)[number]
+export type OrderType = PlainType | ComplexType
+
+export const STATUSES = [
+  "pending",
+  "open",
+  "pending_cancel",
+  "closed",
+  "canceled",
+  "rejected",
+  "expired",
+  "waiting",
+  "triggered"
+] as const
+export type OrderStatus = (typeof STATUSES)[number]
+export const TERMINAL: ReadonlySet<OrderStatus> = new Set(["closed", "canceled", "rejected", "expired"])
+export const LIVE: ReadonlyArray<OrderStatus> = ["pending", "open", "pending_cancel", "waiting", "triggered"]
+
+export type TimeInForce = "gtc" | "gtd" | "ioc" | "fok"
+
+export interface AccountRef {
+  readonly venue: string
+  readonly name: string
+  readonly subaccount: string | null
+}
+
+export interface Order {
+  readonly id: string
+  readonly clientOrderId: string
+  readonly venue: string
+  readonly account: AccountRef
+  /** `<venue>:<native_id>`. */
+  readonly marketId: string
+  readonly side: Side
+  readonly type: OrderType
+  readonly timeInForce: TimeInForce
+  readonly status: OrderStatus
+  readonly heldBy: "venue" | "engine"
+  readonly price: F.Fixed | null
+  readonly stopPrice: F.Fixed | null
+  readonly amount: F.Fixed
+  readonly filled: F.Fixed
+  /** Σ price × amount of the fills. */
+  readonly cost: F.Fixed
+  readonly fee: F.Fixed
+  readonly lastFillPrice: F.Fixed | null
+  readonly lastFillAmount: F.Fixed | null
+  readonly postOnly: boolean
+  readonly reduceOnly: boolean
+  readonly expiresAt: number | null
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly parentId: string | null
+  readonly queuePriorityPreserved: boolean | null
+  readonly book: string
+  readonly trader: string
+  readonly tags: Readonly<Record<string, unknown>>
+  readonly notes: string
+  readonly info: Readonly<Record<string, unknown>>
+  /** The venue's id, once it answered. */
+  readonly venueOrderId: string | null
+}
+
+export const accountId = (account: AccountRef): string => `${account.venue}:${account.name}`
+
+export const remainingOf = (order: Order): F.Fixed => F.sub(order.amount, order.filled)
+
+/** The interface's Order record: every field present, decimals as strings, ms timestamps. */
+export const renderOrder = (o: Order) => ({
+  id: o.id,
+  client_order_id: o.clientOrderId,
+  venue: o.venue,
+  account: o.account,
+  market_id: o.marketId,
+  side: o.side,
+  type: o.type,
+  time_in_force: o.timeInForce,
+  status: o.status,
+  held_by: o.heldBy,
+  price: F.formatOrNull(o.price),
+  stop_price: F.formatOrNull(o.stopPrice),
+  amount: F.format(o.amount),
+  filled: F.format(o.filled),
+  remaining: F.format(remainingOf(o)),
+  average_price: o.filled === 0 ? null : F.format(F.div(o.cost, o.filled)),
+  cost: o.filled === 0 ? null : F.format(o.cost),
+  fee: o.filled === 0 ? null : F.format(o.fee),
+  fee_currency: "USD",
+  last_fill_price: F.formatOrNull(o.lastFillPrice),
+  last_fill_amount: F.formatOrNull(o.lastFillAmount),
+  post_only: o.postOnly,
+  reduce_only: o.reduceOnly,
+  expires_at: o.expiresAt,
+  created_at: o.createdAt,
+  updated_at: o.updatedAt,
+  parent_id: o.parentId,
+  queue_priority_preserved: o.queuePriorityPreserved,
+  book: o.book,
+  trader: o.trader,
+  tags: o.tags,
+  info: o.info
+})
+export type OrderRecord = ReturnType<typeof renderOrder>

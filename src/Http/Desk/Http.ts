@@ -1,0 +1,315 @@
+/** Handlers of the trading desk routes: they check the permission on the account, then ask the desk. */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { ApiError } from "../../Domain/Errors.ts"
+import * as F from "../../Domain/Fixed.ts"
+import { COMPLEX_TYPES, type OrderStatus, renderOrder, STATUSES } from "../../Domain/Order.ts"
+import { checkPageRequest, descendingKey, pageOf } from "../../Domain/Page.ts"
+import { isAccount, type Permission } from "../../Services/Auth.ts"
+import { VenueGateway } from "../../Services/VenueGateway.ts"
+import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
+import { unrealized } from "../../Trading/Ledger.ts"
+import { Api } from "../Api.ts"
+import { CurrentPrincipal, requirePermission } from "../Security.ts"
+
+const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
+
+export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
+  Effect.gen(function* () {
+    const desk = yield* Desk
+    const gateway = yield* VenueGateway
+
+    /** The account a request concerns: the one it names, else the only configured one, else `*`. */
+    const accountOf = (given: string | undefined) => {
+      if (given === undefined) return Effect.succeed(gateway.accounts.length === 1 ? gateway.accounts[0]! : "*")
+      if (!isAccount(given)) return Effect.fail(ApiError.field("account", "must be '*' or '<venue>:<name>'"))
+      if (given !== "*" && !gateway.accounts.includes(given)) {
+        const venue = given.slice(0, given.indexOf(":"))
+        return gateway.venue(venue) === undefined
+          ? Effect.fail(
+              ApiError.unknownVenue(
+                venue,
+                gateway.venues.map((v) => v.info.id)
+              )
+            )
+          : Effect.fail(ApiError.field("account", `no account '${given}' is configured`))
+      }
+      return Effect.succeed(given)
+    }
+
+    /** Checks the permission and answers the accounts the request covers. */
+    const scope = (permission: Permission, given: string | undefined) =>
+      Effect.gen(function* () {
+        const account = yield* accountOf(given)
+        yield* requirePermission(permission, account)
+        return account === "*" ? gateway.accounts : [account]
+      })
+
+    /** An order the caller may see through the accounts in scope; another account's order is a 404 like a missing one. */
+    const orderIn = (id: string, accounts: ReadonlyArray<string>) =>
+      Effect.flatMap(desk.get(id), (order) =>
+        order === undefined || !accounts.includes(`${order.account.venue}:${order.account.name}`)
+          ? Effect.fail(ApiError.notFound(`no order '${id}'`))
+          : Effect.succeed(order)
+      )
+
+    const actorName = Effect.map(CurrentPrincipal, (p) => `${p.name} (${p.tokenId})`)
+
+    const haltRecord = (halt: HaltState | undefined, canceled: number) => ({
+      halted: halt !== undefined,
+      reason: halt?.reason ?? null,
+      scope: halt?.scope ?? null,
+      policy: halt?.policy ?? null,
+      at: halt?.at ?? null,
+      by: halt?.by ?? null,
+      canceled
+    })
+
+    return handlers
+      .handle("createOrder", ({ payload }) =>
+        Effect.gen(function* () {
+          const venue = payload.market_id.includes(":")
+            ? payload.market_id.slice(0, payload.market_id.indexOf(":"))
+            : ""
+          const fallback =
+            gateway.venue(venue)?.accounts.length === 1 ? `${venue}:${gateway.venue(venue)!.accounts[0]}` : undefined
+          const account = payload.account ?? fallback
+          const [target] = yield* scope("trade", account)
+          if (COMPLEX.has(payload.type)) {
+            return yield* Effect.fail(
+              new ApiError({
+                status: 501,
+                code: "not_supported",
+                message: `complex order type '${payload.type}' is not available in this version`,
+                details: { venue: null, retryable: false }
+              })
+            )
+          }
+          if (payload.params !== undefined) {
+            return yield* Effect.fail(ApiError.field("params", "a plain order takes no params"))
+          }
+          const { order, created } = yield* desk.place(
+            {
+              account: target!,
+              marketId: payload.market_id,
+              side: payload.side,
+              type: payload.type as "limit" | "market",
+              amount: payload.amount,
+              price: payload.price,
+              timeInForce: payload.time_in_force,
+              expiresAt: payload.expires_at,
+              postOnly: payload.post_only,
+              reduceOnly: payload.reduce_only,
+              clientOrderId: payload.client_order_id,
+              book: payload.book,
+              trader: payload.trader,
+              tags: payload.tags,
+              notes: payload.notes
+            },
+            yield* actorName
+          )
+          return created ? renderOrder(order) : HttpServerResponse.unsafeJson(renderOrder(order), { status: 200 })
+        })
+      )
+      .handle("listOrders", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const accounts = yield* scope("view", urlParams.account)
+          const statuses = urlParams.status?.split(",").map((s) => s.trim())
+          const unknown = statuses?.find((s) => !(STATUSES as ReadonlyArray<string>).includes(s))
+          if (unknown !== undefined) {
+            return yield* Effect.fail(ApiError.field("status", `'${unknown}' is not one of ${STATUSES.join(", ")}`))
+          }
+          const filters = {
+            status: statuses,
+            venue: urlParams.venue,
+            marketId: urlParams.market_id,
+            parentId: urlParams.parent_id,
+            book: urlParams.book,
+            accounts
+          }
+          const request = checkPageRequest(urlParams, { ...filters, accounts: accounts.join(",") })
+          if (request instanceof ApiError) return yield* Effect.fail(request)
+          const orders = yield* desk.list(filters)
+          return pageOf(
+            orders,
+            (o) => descendingKey(o.createdAt, String(1e15 - Number(o.id.slice(2)))),
+            request,
+            renderOrder
+          )
+        })
+      )
+      .handle("getOrder", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const accounts = yield* scope("view", urlParams.account)
+          return renderOrder(yield* orderIn(path.id, accounts))
+        })
+      )
+      .handle("amendOrder", ({ path, urlParams, payload }) =>
+        Effect.gen(function* () {
+          const accounts = yield* scope("trade", urlParams.account)
+          yield* orderIn(path.id, accounts)
+          return renderOrder(
+            yield* desk.amend(path.id, { price: payload.price, amount: payload.amount, expiresAt: payload.expires_at })
+          )
+        })
+      )
+      .handle("cancelOrder", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const accounts = yield* scope("trade", urlParams.account)
+          yield* orderIn(path.id, accounts)
+          return renderOrder(yield* desk.cancel(path.id))
+        })
+      )
+      .handle("cancelAllOrders", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const accounts = yield* scope("trade", urlParams.account)
+          const canceled = yield* desk.cancelAll({
+            venue: urlParams.venue,
+            marketId: urlParams.market_id,
+            book: urlParams.book,
+            accounts
+          })
+          return { canceled }
+        })
+      )
+      .handle("listFills", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const accounts = yield* scope("view", urlParams.account)
+          const filters = { since: urlParams.since, marketId: urlParams.market_id, orderId: urlParams.order_id }
+          const request = checkPageRequest(urlParams, { ...filters, accounts: accounts.join(",") })
+          if (request instanceof ApiError) return yield* Effect.fail(request)
+          const fills = yield* desk.fills({ ...filters, accounts })
+          // Newest first; the position in the ledger breaks ties, so appended fills never shift a page.
+          const rows = fills.map((fill, i) => ({
+            fill,
+            key: descendingKey(fill.ts, String(1e15 - (fills.length - i)))
+          }))
+          rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+          return pageOf(
+            rows,
+            (r) => r.key,
+            request,
+            (r) => renderFill(r.fill)
+          )
+        })
+      )
+      .handle("positions", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const accounts = yield* scope("view", urlParams.account)
+          const request = checkPageRequest(urlParams, { accounts: accounts.join(",") })
+          if (request instanceof ApiError) return yield* Effect.fail(request)
+          const rows = (yield* desk.positions(accounts)).map(({ position: p, mark, source }) => {
+            const u = unrealized(p, mark)
+            return {
+              account: p.account,
+              market_id: p.marketId,
+              contracts: F.format(p.contracts),
+              side: p.contracts > 0 ? ("yes" as const) : p.contracts < 0 ? ("no" as const) : null,
+              average_price: F.formatOrNull(p.averagePrice),
+              mark: F.formatOrNull(mark),
+              mark_source: source,
+              realized_pnl: F.format(p.realized),
+              unrealized_pnl: F.formatOrNull(u),
+              fees: F.format(p.fees)
+            }
+          })
+          return pageOf(rows, (r) => `${r.account}\u0000${r.market_id}`, request)
+        })
+      )
+      .handle("balances", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const accounts = yield* scope("view", urlParams.account)
+          const rows = (yield* desk.balances(accounts)).map((b) => ({
+            account: b.account,
+            currency: "USD",
+            cash: F.format(b.cash),
+            locked: F.format(b.locked),
+            available: F.format(b.available)
+          }))
+          return { data: rows, next_cursor: null, count: rows.length }
+        })
+      )
+      .handle("pnl", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const accounts = yield* scope("view", urlParams.account)
+          const level = urlParams.level ?? "account"
+          const positions = yield* desk.positions(accounts)
+          const fills = yield* desk.fills({ accounts })
+          // The book level groups each market's position by the book labels of its fills, in proportion to nothing:
+          // realized and fees follow the fills' books; unrealized goes to the market's single book when it has one.
+          const groups = new Map<string, { realized: F.Fixed; unrealized: F.Fixed | null; fees: F.Fixed }>()
+          const add = (key: string, realized: F.Fixed, u: F.Fixed | null, fees: F.Fixed) => {
+            const g = groups.get(key) ?? { realized: F.ZERO, unrealized: F.ZERO, fees: F.ZERO }
+            groups.set(key, {
+              realized: F.add(g.realized, realized),
+              unrealized: g.unrealized === null || u === null ? null : F.add(g.unrealized, u),
+              fees: F.add(g.fees, fees)
+            })
+          }
+          for (const { position: p, mark } of positions) {
+            const u = unrealized(p, mark)
+            if (level === "account") add(p.account, p.realized, u, p.fees)
+            else if (level === "market") add(p.marketId, p.realized, u, p.fees)
+            else {
+              const books = [
+                ...new Set(fills.filter((f) => f.marketId === p.marketId && f.account === p.account).map((f) => f.book))
+              ]
+              add(books.length === 1 ? books[0]! : books.join("+"), p.realized, u, p.fees)
+            }
+          }
+          const rows = [...groups.entries()]
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([key, g]) => ({
+              level,
+              key,
+              realized: F.format(g.realized),
+              unrealized: F.formatOrNull(g.unrealized),
+              fees: F.format(g.fees),
+              net: g.unrealized === null ? null : F.format(F.sub(F.add(g.realized, g.unrealized), g.fees))
+            }))
+          return { data: rows, next_cursor: null, count: rows.length }
+        })
+      )
+      .handle("getFairValues", ({ urlParams }) =>
+        Effect.gen(function* () {
+          yield* scope("view", urlParams.account)
+          return renderFairValues(yield* desk.fairValues)
+        })
+      )
+      .handle("putFairValues", ({ urlParams, payload }) =>
+        Effect.gen(function* () {
+          yield* scope("trade", urlParams.account)
+          return renderFairValues(yield* desk.setFairValues(payload.values, yield* actorName))
+        })
+      )
+      .handle("getRisk", ({ urlParams }) => Effect.zipRight(scope("view", urlParams.account), desk.risk))
+      .handle("putRisk", ({ urlParams, payload }) =>
+        Effect.gen(function* () {
+          yield* scope("manage_credentials", urlParams.account)
+          return yield* desk.setRisk(payload, yield* actorName)
+        })
+      )
+      .handle("halt", ({ urlParams, payload }) =>
+        Effect.gen(function* () {
+          yield* scope("trade", urlParams.account)
+          const { halt, canceled } = yield* desk.halt(payload, yield* actorName)
+          return haltRecord(halt, canceled)
+        })
+      )
+      .handle("resume", ({ urlParams }) =>
+        Effect.gen(function* () {
+          yield* scope("trade", urlParams.account)
+          yield* desk.resume(yield* actorName)
+          return haltRecord(undefined, 0)
+        })
+      )
+  })
+)
+
+const renderFairValues = (values: Record<string, { value: F.Fixed; updated_at: number }>) => ({
+  values: Object.fromEntries(
+    Object.entries(values).map(([k, v]) => [k, { value: F.format(v.value), updated_at: v.updated_at }])
+  )
+})
+
+export type { OrderStatus }

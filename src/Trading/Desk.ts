@@ -1,0 +1,810 @@
+/** The trading desk: plain orders on the venues, fills into the ledger, risk rules, halts, and the journal. */
+import { Clock, Context, Effect, Layer, Queue } from "effect"
+import { ApiError } from "../Domain/Errors.ts"
+import * as F from "../Domain/Fixed.ts"
+import type { Market, Side } from "../Domain/Market.ts"
+import {
+  type AccountRef,
+  accountId,
+  type Order,
+  type OrderStatus,
+  remainingOf,
+  renderOrder,
+  TERMINAL,
+  type TimeInForce
+} from "../Domain/Order.ts"
+import { fromVenueError } from "../Http/Errors.ts"
+import type { JournalEntry } from "../Services/OrderStore.ts"
+import { OrderStore } from "../Services/OrderStore.ts"
+import {
+  type Venue,
+  type VenueError,
+  type VenueEvent,
+  type VenueOrder,
+  VenueGateway
+} from "../Services/VenueGateway.ts"
+import { Journal } from "./Journal.ts"
+import { collateral, type Fill, Ledger, type Position, unrealized } from "./Ledger.ts"
+import { checkRisk, DEFAULT_RULES, type RiskRules } from "./Risk.ts"
+
+export interface PlaceInput {
+  readonly account: string
+  readonly marketId: string
+  readonly side: Side
+  readonly type: "limit" | "market"
+  readonly amount: string
+  readonly price?: string | undefined
+  readonly timeInForce?: TimeInForce | undefined
+  readonly expiresAt?: number | undefined
+  readonly postOnly?: boolean | undefined
+  readonly reduceOnly?: boolean | undefined
+  readonly clientOrderId?: string | undefined
+  readonly book?: string | undefined
+  readonly trader?: string | undefined
+  readonly tags?: Readonly<Record<string, unknown>> | undefined
+  readonly notes?: string | undefined
+}
+
+export interface OrderFilter {
+  readonly status?: ReadonlyArray<string> | undefined
+  readonly venue?: string | undefined
+  readonly marketId?: string | undefined
+  readonly parentId?: string | undefined
+  readonly book?: string | undefined
+  readonly accounts?: ReadonlyArray<string> | undefined
+}
+
+export interface HaltState {
+  readonly reason: string
+  readonly scope: string
+  readonly policy: "cancel" | "hold"
+  readonly at: number
+  readonly by: string
+}
+
+export interface RiskRecord {
+  readonly version: number
+  readonly updated_at: number | null
+  readonly updated_by: string | null
+  readonly rules: RiskRules
+}
+
+export interface DeskConfig {
+  /** Cash each account starts with. */
+  readonly startingCash: F.Fixed
+}
+
+const validation = (field: string, message: string) => ApiError.field(field, message)
+
+const riskRejected = (rule: string, message: string) =>
+  new ApiError({ status: 409, code: "risk_rejected", message, details: { venue: null, retryable: false, rule } })
+
+/** The two valid prices nearest an off-grid one, for the error message. */
+const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
+  F.roundTo(price, tick, "down"),
+  F.roundTo(price, tick, "up")
+]
+
+const DAY_MS = 86_400_000
+
+type DeskService = ReturnType<typeof makeDesk> extends Effect.Effect<infer A, any, any> ? A : never
+
+export class Desk extends Context.Tag("crossbook/Desk")<Desk, DeskService>() {
+  static layer(config: DeskConfig) {
+    return Layer.scoped(Desk, makeDesk(config))
+  }
+}
+
+const makeDesk = (config: DeskConfig) =>
+  Effect.gen(function* () {
+    const gateway = yield* VenueGateway
+    const store = yield* OrderStore
+    const journal = yield* Journal
+    const lock = yield* Effect.makeSemaphore(1)
+    const serialized = lock.withPermits(1)
+
+    const orders = new Map<string, Order>()
+    const byClientId = new Map<string, string>()
+    const byVenueOrderId = new Map<string, string>()
+    const digests = new Map<string, string>()
+    const ledger = new Ledger(() => config.startingCash)
+    const placedAt: Array<number> = []
+    let counter = 0
+    let halt: HaltState | undefined
+    let risk: RiskRecord = { version: 0, updated_at: null, updated_by: null, rules: DEFAULT_RULES }
+    let fairValues: Record<string, { value: F.Fixed; updated_at: number }> = {}
+
+    // Restore what the engine database holds.
+    for (const stored of yield* store.allOrders) {
+      const order = stored.record as Order & { readonly digest?: string }
+      orders.set(order.id, order)
+      byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
+      if (order.venueOrderId !== null) byVenueOrderId.set(`${order.venue}:${order.venueOrderId}`, order.id)
+      if (order.digest !== undefined) digests.set(order.id, order.digest)
+      counter = Math.max(counter, Number(order.id.slice(2)) || 0)
+    }
+    for (let after = 0; ;) {
+      const events = yield* journal.after(after, 5000)
+      if (events.length === 0) break
+      for (const event of events) if (event.kind === "fill.new") ledger.record(parseFill(event.payload))
+      after = events[events.length - 1]!.seq
+    }
+    halt = (yield* store.getSetting("halt")) as HaltState | undefined
+    risk = ((yield* store.getSetting("risk")) as RiskRecord | undefined) ?? risk
+    const storedMarks = (yield* store.getSetting("fair_values")) as
+      Record<string, { value: string; updated_at: number }> | undefined
+    if (storedMarks !== undefined) {
+      fairValues = Object.fromEntries(
+        Object.entries(storedMarks).map(([k, v]) => [k, { value: F.of(v.value), updated_at: v.updated_at }])
+      )
+    }
+
+    const venueOf = (id: string): Effect.Effect<Venue, ApiError> => {
+      const venue = gateway.venue(id)
+      return venue === undefined
+        ? Effect.fail(
+            ApiError.unknownVenue(
+              id,
+              gateway.venues.map((v) => v.info.id)
+            )
+          )
+        : Effect.succeed(venue)
+    }
+
+    const save = (order: Order) =>
+      store.putOrder({
+        id: order.id,
+        account: accountId(order.account),
+        clientOrderId: order.clientOrderId,
+        venue: order.venue,
+        marketId: order.marketId,
+        status: order.status,
+        parentId: order.parentId,
+        book: order.book,
+        createdAt: order.createdAt,
+        updatedAt: order.updatedAt,
+        record: { ...order, digest: digests.get(order.id) }
+      })
+
+    const emit = (entries: ReadonlyArray<JournalEntry>) => journal.append(entries)
+
+    const setOrder = (order: Order, kind: string) =>
+      Effect.gen(function* () {
+        orders.set(order.id, order)
+        yield* save(order)
+        yield* emit([{ ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }])
+      })
+
+    /** Applies what a venue reported: fills into the ledger and the order, then status changes. */
+    const applyVenueEvents = (venue: string, events: ReadonlyArray<VenueEvent>) =>
+      Effect.gen(function* () {
+        for (const event of events) {
+          if (event._tag === "Book") continue
+          const venueOrderId = event._tag === "Fill" ? event.fill.venueOrderId : event.order.venueOrderId
+          const id = byVenueOrderId.get(`${venue}:${venueOrderId}`)
+          const order = id === undefined ? undefined : orders.get(id)
+          if (order === undefined) continue
+          if (event._tag === "Fill") {
+            const f = event.fill
+            const fill: Fill = {
+              id: `${venue}:${f.tradeId}:${f.venueOrderId}`,
+              orderId: order.id,
+              clientOrderId: order.clientOrderId,
+              parentId: order.parentId,
+              account: accountId(order.account),
+              marketId: order.marketId,
+              side: f.side,
+              price: f.price,
+              amount: f.amount,
+              fee: f.fee,
+              liquidity: f.liquidity,
+              tradeId: f.tradeId,
+              book: order.book,
+              ts: f.ts
+            }
+            if (!ledger.record(fill)) continue
+            yield* emit([{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }])
+            const filled = F.add(order.filled, f.amount)
+            yield* setOrder(
+              {
+                ...order,
+                filled,
+                cost: F.add(order.cost, F.mul(f.price, f.amount)),
+                fee: F.add(order.fee, f.fee),
+                lastFillPrice: f.price,
+                lastFillAmount: f.amount,
+                status: filled >= order.amount ? "closed" : order.status,
+                updatedAt: Math.max(order.updatedAt, f.ts)
+              },
+              "order.updated"
+            )
+          } else {
+            yield* applySnapshot(order, event.order)
+          }
+        }
+      })
+
+    /** Takes the venue's status (never out of a terminal one); amounts come from fills only. */
+    const applySnapshot = (order: Order, snapshot: VenueOrder) => {
+      if (TERMINAL.has(order.status) && order.status !== "closed") return Effect.void
+      const status: OrderStatus =
+        order.filled >= order.amount ? "closed" : snapshot.status === "closed" ? order.status : snapshot.status
+      if (
+        status === order.status &&
+        snapshot.price === order.price &&
+        snapshot.amount === order.amount &&
+        snapshot.queuePriorityPreserved === order.queuePriorityPreserved
+      ) {
+        return Effect.void
+      }
+      return setOrder(
+        {
+          ...order,
+          status,
+          price: snapshot.price,
+          amount: snapshot.amount,
+          queuePriorityPreserved: snapshot.queuePriorityPreserved,
+          updatedAt: Math.max(order.updatedAt, snapshot.updatedAt)
+        },
+        status === "canceled" ? "order.canceled" : "order.updated"
+      )
+    }
+
+    // One subscription per venue; events are applied under the lock, in the venue's order.
+    for (const venue of gateway.venues) {
+      const queue = yield* venue.subscribe
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.flatMap(Queue.take(queue), (first) =>
+            serialized(
+              Effect.flatMap(Queue.takeAll(queue), (rest) => applyVenueEvents(venue.info.id, [first, ...rest]))
+            )
+          )
+        )
+      )
+    }
+    /** Applies what came with a venue's answer; the same events reach the subscription too and are skipped there. */
+    const applyAnswer = (venue: string, answer: VenueOrder) => applyVenueEvents(venue, answer.events ?? [])
+
+    const markOf = (
+      marketId: string,
+      book: { bids: ReadonlyArray<{ price: F.Fixed }>; asks: ReadonlyArray<{ price: F.Fixed }> } | undefined
+    ) => {
+      const fair = fairValues[marketId]
+      if (fair !== undefined) return { mark: fair.value, source: "fair_value" as const }
+      const bid = book?.bids[0]
+      const ask = book?.asks[0]
+      if (bid === undefined || ask === undefined) return { mark: null, source: null }
+      return { mark: F.div(F.add(bid.price, ask.price), F.fromInt(2)), source: "mid" as const }
+    }
+
+    const bookOf = (marketId: string) => {
+      const venue = gateway.venue(marketId.slice(0, marketId.indexOf(":")))
+      if (venue === undefined) return Effect.succeed(undefined)
+      return venue.book(marketId.slice(marketId.indexOf(":") + 1)).pipe(Effect.orElseSucceed(() => undefined))
+    }
+
+    const openStatuses: ReadonlySet<OrderStatus> = new Set(["pending", "open", "pending_cancel"])
+
+    const lockedOf = (account: string) => {
+      let locked = F.ZERO
+      for (const o of orders.values()) {
+        if (
+          accountId(o.account) === account &&
+          openStatuses.has(o.status) &&
+          o.price !== null &&
+          o.heldBy === "venue"
+        ) {
+          locked = F.add(locked, collateral(o.side, o.price, remainingOf(o)))
+        }
+      }
+      return locked
+    }
+
+    const pnlToday = (account: string, now: number) =>
+      Effect.gen(function* () {
+        const dayStart = Math.floor(now / DAY_MS) * DAY_MS
+        // Realized and fees of today's fills, replayed on their own ledger, plus the unrealized of what is held now.
+        const today = new Ledger(() => F.ZERO)
+        for (const fill of ledger.fills) if (fill.account === account && fill.ts >= dayStart) today.record(fill)
+        let total = F.ZERO
+        for (const p of today.allPositions()) total = F.sub(F.add(total, p.realized), p.fees)
+        for (const p of ledger.allPositions()) {
+          if (p.account !== account || p.contracts === 0) continue
+          const u = unrealized(p, markOf(p.marketId, yield* bookOf(p.marketId)).mark)
+          if (u !== null) total = F.add(total, u)
+        }
+        return total
+      })
+
+    const checkPrice = (field: string, text: string, market: Market) => {
+      const price = F.parse(text)
+      if (price === undefined) return Effect.fail(validation(field, `'${text}' is not a decimal`))
+      if (price < market.tick || price > F.sub(F.ONE, market.tick)) {
+        return Effect.fail(
+          validation(field, `price must be from ${F.format(market.tick)} to ${F.format(F.sub(F.ONE, market.tick))}`)
+        )
+      }
+      if (!F.isMultipleOf(price, market.tick)) {
+        const [lo, hi] = nearestTicks(price, market.tick)
+        return Effect.fail(
+          validation(
+            field,
+            `${text} is off the tick grid of ${F.format(market.tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
+          )
+        )
+      }
+      return Effect.succeed(price)
+    }
+
+    const place = (input: PlaceInput, actor: string) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const colon = input.marketId.indexOf(":")
+        if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
+        const venueId = input.marketId.slice(0, colon)
+        const nativeId = input.marketId.slice(colon + 1)
+        const venue = yield* venueOf(venueId)
+        if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
+          return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
+        }
+        const digest = JSON.stringify({ ...input, clientOrderId: undefined })
+        if (input.clientOrderId !== undefined) {
+          const existingId = byClientId.get(`${input.account}\u0000${input.clientOrderId}`)
+          if (existingId !== undefined) {
+            const existing = orders.get(existingId)!
+            if (digests.get(existingId) === digest) return { order: existing, created: false }
+            return yield* Effect.fail(
+              validation("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
+            )
+          }
+        }
+        const market = yield* Effect.mapError(venue.market(nativeId), fromVenueError)
+        if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
+        if (market.status !== "open") {
+          return yield* Effect.fail(validation("market_id", `market ${input.marketId} is ${market.status}`))
+        }
+        const amount = F.parse(input.amount)
+        if (amount === undefined || amount <= 0) {
+          return yield* Effect.fail(validation("amount", "must be a positive decimal"))
+        }
+        if (!F.isMultipleOf(amount, market.lot)) {
+          return yield* Effect.fail(validation("amount", `must be a multiple of the lot ${F.format(market.lot)}`))
+        }
+        if (input.price === undefined) {
+          return yield* Effect.fail(
+            validation(
+              "price",
+              input.type === "market" ? "a market order needs a protection price" : "a limit order needs a price"
+            )
+          )
+        }
+        const price = yield* checkPrice("price", input.price, market)
+        let tif: TimeInForce = input.timeInForce ?? (input.type === "market" ? "ioc" : "gtc")
+        if (input.type === "market" && tif !== "ioc" && tif !== "fok") {
+          return yield* Effect.fail(validation("time_in_force", "a market order is ioc or fok"))
+        }
+        if (input.postOnly === true && (input.type === "market" || tif === "ioc" || tif === "fok")) {
+          return yield* Effect.fail(
+            validation("post_only", "post_only needs an order that can rest (limit, gtc or gtd)")
+          )
+        }
+        if (input.expiresAt !== undefined && input.expiresAt <= now) {
+          return yield* Effect.fail(validation("expires_at", "is in the past"))
+        }
+        if (tif === "gtd" && input.expiresAt === undefined) {
+          return yield* Effect.fail(validation("expires_at", "a gtd order needs expires_at"))
+        }
+        if (input.expiresAt !== undefined && tif === "gtc") tif = "gtd"
+        const position = ledger.position(input.account, input.marketId)
+        if (input.reduceOnly === true) {
+          const reduces = input.side === "buy" ? position.contracts < 0 : position.contracts > 0
+          if (!reduces || amount > Math.abs(position.contracts)) {
+            return yield* Effect.fail(
+              validation(
+                "reduce_only",
+                `the position is ${F.format(position.contracts)}; this order would not only reduce it`
+              )
+            )
+          }
+        }
+        const refuse = (rule: string, message: string) =>
+          Effect.zipRight(
+            emit([
+              {
+                ts: now,
+                kind: "risk.rejected",
+                key: input.marketId,
+                payload: {
+                  rule,
+                  message,
+                  account: input.account,
+                  market_id: input.marketId,
+                  side: input.side,
+                  amount: input.amount,
+                  price: input.price ?? null
+                }
+              }
+            ]),
+            Effect.fail(riskRejected(rule, message))
+          )
+        if (halt !== undefined && (halt.scope === "*" || halt.scope === venueId)) {
+          return yield* refuse("kill_switch", `trading is halted (${halt.scope}): ${halt.reason}`)
+        }
+        const book = yield* bookOf(input.marketId)
+        while (placedAt.length > 0 && placedAt[0]! <= now - 60_000) placedAt.shift()
+        let openOrders = 0
+        for (const o of orders.values())
+          if (accountId(o.account) === input.account && openStatuses.has(o.status)) openOrders++
+        const refusal = checkRisk(risk.rules, {
+          side: input.side,
+          price,
+          amount,
+          mark: markOf(input.marketId, book).mark,
+          openOrders,
+          position: position.contracts,
+          ordersLastMinute: placedAt.length,
+          pnlToday: risk.rules.daily_loss_limit === null ? F.ZERO : yield* pnlToday(input.account, now)
+        })
+        if (refusal !== undefined) return yield* refuse(refusal.rule, refusal.message)
+        const needed = input.reduceOnly === true ? F.ZERO : collateral(input.side, price, amount)
+        const available = F.sub(ledger.cashOf(input.account), lockedOf(input.account))
+        if (needed > available) {
+          return yield* Effect.fail(
+            new ApiError({
+              status: 400,
+              code: "insufficient_funds",
+              message: `${venueId} refused the order: it needs ${F.format(needed)} and ${F.format(available)} is available`,
+              details: { venue: venueId, retryable: false, reason: "insufficient balance" }
+            })
+          )
+        }
+
+        counter += 1
+        const id = `o_${String(counter).padStart(6, "0")}`
+        const [accountVenue, accountName] = [
+          input.account.slice(0, input.account.indexOf(":")),
+          input.account.slice(input.account.indexOf(":") + 1)
+        ]
+        const account: AccountRef = { venue: accountVenue, name: accountName, subaccount: null }
+        const pending: Order = {
+          id,
+          clientOrderId: input.clientOrderId ?? id,
+          venue: venueId,
+          account,
+          marketId: `${venueId}:${nativeId}`,
+          side: input.side,
+          type: input.type,
+          timeInForce: tif,
+          status: "pending",
+          heldBy: "venue",
+          price,
+          stopPrice: null,
+          amount,
+          filled: F.ZERO,
+          cost: F.ZERO,
+          fee: F.ZERO,
+          lastFillPrice: null,
+          lastFillAmount: null,
+          postOnly: input.postOnly ?? false,
+          reduceOnly: input.reduceOnly ?? false,
+          expiresAt: input.expiresAt ?? null,
+          createdAt: now,
+          updatedAt: now,
+          parentId: null,
+          queuePriorityPreserved: null,
+          book: input.book ?? "",
+          trader: input.trader ?? "",
+          tags: input.tags ?? {},
+          notes: input.notes ?? "",
+          info: { placed_by: actor },
+          venueOrderId: null
+        }
+        const request = {
+          clientOrderId: id,
+          nativeId,
+          side: input.side,
+          price,
+          amount,
+          timeInForce: tif,
+          postOnly: pending.postOnly,
+          reduceOnly: pending.reduceOnly,
+          expiresAt: pending.expiresAt
+        }
+        const answer = yield* venue.placeOrder(request).pipe(
+          Effect.map((order) => ({ _tag: "placed" as const, order })),
+          // A placement that got no answer is looked up by its client id: found, it counts; absent, it never was.
+          Effect.catchIf(
+            (e: VenueError) => e.kind === "timeout",
+            (e) =>
+              Effect.map(venue.orderByClientId(id).pipe(Effect.orElseSucceed(() => undefined)), (found) =>
+                found === undefined
+                  ? { _tag: "absent" as const, error: e }
+                  : { _tag: "placed" as const, order: found, reconciled: true }
+              )
+          ),
+          Effect.catchAll((e: VenueError) => Effect.succeed({ _tag: "refused" as const, error: e }))
+        )
+        if (answer._tag !== "placed") {
+          yield* emit([
+            {
+              ts: now,
+              kind: "order.rejected",
+              key: id,
+              payload: {
+                client_order_id: pending.clientOrderId,
+                market_id: pending.marketId,
+                reason: answer.error.reason,
+                kind: answer.error.kind
+              }
+            }
+          ])
+          return yield* Effect.fail(fromVenueError(answer.error))
+        }
+        placedAt.push(now)
+        const placed: Order = {
+          ...pending,
+          status: "open",
+          venueOrderId: answer.order.venueOrderId,
+          info: "reconciled" in answer ? { ...pending.info, reconciled: true } : pending.info
+        }
+        digests.set(id, digest)
+        byClientId.set(`${input.account}\u0000${placed.clientOrderId}`, id)
+        byVenueOrderId.set(`${venueId}:${answer.order.venueOrderId}`, id)
+        yield* setOrder(placed, "order.accepted")
+        yield* applyAnswer(venueId, answer.order)
+        yield* applySnapshot(orders.get(id)!, answer.order)
+        return { order: orders.get(id)!, created: true }
+      })
+
+    const orderOr404 = (id: string) => {
+      const order = orders.get(id)
+      return order === undefined ? Effect.fail(ApiError.notFound(`no order '${id}'`)) : Effect.succeed(order)
+    }
+
+    const cancelOne = (order: Order) =>
+      Effect.gen(function* () {
+        if (TERMINAL.has(order.status)) return order
+        if (order.venueOrderId === null) return order
+        const venue = yield* venueOf(order.venue)
+        const answer = yield* Effect.either(venue.cancelOrder(order.venueOrderId))
+        if (answer._tag === "Left") {
+          const current = orders.get(order.id)!
+          // The venue may have finished the order in the meantime; that answers the cancel.
+          if (TERMINAL.has(current.status)) return current
+          return yield* Effect.fail(fromVenueError(answer.left))
+        }
+        yield* applyAnswer(order.venue, answer.right)
+        yield* applySnapshot(orders.get(order.id)!, answer.right)
+        return orders.get(order.id)!
+      })
+
+    const matches = (o: Order, filter: OrderFilter) =>
+      (filter.status === undefined || filter.status.includes(o.status)) &&
+      (filter.venue === undefined || o.venue === filter.venue) &&
+      (filter.marketId === undefined || o.marketId === filter.marketId) &&
+      (filter.parentId === undefined || o.parentId === filter.parentId) &&
+      (filter.book === undefined || o.book === filter.book) &&
+      (filter.accounts === undefined || filter.accounts.includes(accountId(o.account)))
+
+    const setHalt = (next: HaltState | undefined) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => store.putSetting("halt", next ?? null, now))
+
+    return {
+      place: (input: PlaceInput, actor: string) => serialized(place(input, actor)).pipe(Effect.uninterruptible),
+      get: (id: string) => Effect.sync(() => orders.get(id)),
+      /** Orders newest first. */
+      list: (filter: OrderFilter) =>
+        Effect.sync(() =>
+          [...orders.values()]
+            .filter((o) => matches(o, filter))
+            .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        ),
+      cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
+      cancelAll: (filter: OrderFilter) =>
+        serialized(
+          Effect.gen(function* () {
+            let count = 0
+            for (const order of [...orders.values()]) {
+              if (!matches(order, filter) || TERMINAL.has(order.status)) continue
+              const after = yield* cancelOne(order)
+              if (after.status === "canceled") count++
+            }
+            return count
+          })
+        ).pipe(Effect.uninterruptible),
+      amend: (
+        id: string,
+        changes: { price?: string | undefined; amount?: string | undefined; expiresAt?: number | undefined }
+      ) =>
+        serialized(
+          Effect.gen(function* () {
+            const order = yield* orderOr404(id)
+            if (TERMINAL.has(order.status)) {
+              return yield* Effect.fail(validation("id", `order ${id} is ${order.status} and cannot be amended`))
+            }
+            if (changes.expiresAt !== undefined) {
+              return yield* Effect.fail(
+                validation("expires_at", "the sim venue cannot change an order's expiry; cancel and place again")
+              )
+            }
+            const venue = yield* venueOf(order.venue)
+            const market = yield* Effect.mapError(
+              venue.market(order.marketId.slice(order.venue.length + 1)),
+              fromVenueError
+            )
+            if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(order.venue, order.marketId))
+            const next: { price?: F.Fixed; amount?: F.Fixed } = {}
+            if (changes.price !== undefined) next.price = yield* checkPrice("price", changes.price, market)
+            if (changes.amount !== undefined) {
+              const amount = F.parse(changes.amount)
+              if (amount === undefined || amount <= 0 || !F.isMultipleOf(amount, market.lot)) {
+                return yield* Effect.fail(
+                  validation("amount", `must be a positive multiple of the lot ${F.format(market.lot)}`)
+                )
+              }
+              if (amount < order.filled) {
+                return yield* Effect.fail(
+                  validation("amount", `cannot go below what is filled (${F.format(order.filled)})`)
+                )
+              }
+              next.amount = amount
+            }
+            const answer = yield* Effect.mapError(venue.amendOrder(order.venueOrderId!, next), fromVenueError)
+            yield* applyAnswer(order.venue, answer)
+            yield* applySnapshot(orders.get(id)!, answer)
+            return orders.get(id)!
+          })
+        ).pipe(Effect.uninterruptible),
+      fills: (filter: {
+        since?: number | undefined
+        marketId?: string | undefined
+        orderId?: string | undefined
+        accounts?: ReadonlyArray<string> | undefined
+      }) =>
+        Effect.sync(() =>
+          ledger.fills
+            .filter(
+              (f) =>
+                (filter.since === undefined || f.ts >= filter.since) &&
+                (filter.marketId === undefined || f.marketId === filter.marketId) &&
+                (filter.orderId === undefined || f.orderId === filter.orderId) &&
+                (filter.accounts === undefined || filter.accounts.includes(f.account))
+            )
+            .slice()
+            .reverse()
+        ),
+      positions: (accounts: ReadonlyArray<string> | undefined) =>
+        Effect.gen(function* () {
+          const out: Array<{ position: Position; mark: F.Fixed | null; source: "fair_value" | "mid" | null }> = []
+          for (const p of ledger.allPositions()) {
+            if (accounts !== undefined && !accounts.includes(p.account)) continue
+            const { mark, source } = markOf(p.marketId, yield* bookOf(p.marketId))
+            out.push({ position: p, mark, source })
+          }
+          return out
+        }),
+      balances: (accounts: ReadonlyArray<string>) =>
+        Effect.sync(() =>
+          accounts.map((account) => {
+            const cash = ledger.cashOf(account)
+            const locked = lockedOf(account)
+            return { account, cash, locked, available: F.sub(cash, locked) }
+          })
+        ),
+      markOf: (marketId: string) => Effect.map(bookOf(marketId), (book) => markOf(marketId, book)),
+      ledgerPositions: Effect.sync(() => ledger.allPositions()),
+      fairValues: Effect.sync(() => fairValues),
+      setFairValues: (values: Record<string, string | null>, actor: string) =>
+        serialized(
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const next = { ...fairValues }
+            for (const [marketId, text] of Object.entries(values)) {
+              if (text === null) {
+                delete next[marketId]
+                continue
+              }
+              const value = F.parse(text)
+              if (value === undefined || value <= 0 || value >= F.ONE) {
+                return yield* Effect.fail(validation(marketId, "a fair value is a decimal strictly between 0 and 1"))
+              }
+              next[marketId] = { value, updated_at: now }
+            }
+            fairValues = next
+            const wire = Object.fromEntries(
+              Object.entries(next).map(([k, v]) => [k, { value: F.format(v.value), updated_at: v.updated_at }])
+            )
+            yield* store.putSetting("fair_values", wire, now)
+            yield* emit([{ ts: now, kind: "fair_value.updated", key: "fair_values", payload: { values, by: actor } }])
+            return fairValues
+          })
+        ),
+      risk: Effect.sync(() => risk),
+      setRisk: (rules: RiskRules, actor: string) =>
+        serialized(
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            risk = { version: risk.version + 1, updated_at: now, updated_by: actor, rules }
+            yield* store.putSetting("risk", risk, now)
+            yield* emit([{ ts: now, kind: "risk.updated", key: "risk", payload: risk }])
+            return risk
+          })
+        ),
+      halt: (input: { reason: string; scope: string; policy: "cancel" | "hold" }, actor: string) =>
+        serialized(
+          Effect.gen(function* () {
+            if (input.scope !== "*") yield* venueOf(input.scope)
+            const now = yield* Clock.currentTimeMillis
+            halt = { ...input, at: now, by: actor }
+            yield* setHalt(halt)
+            yield* emit([{ ts: now, kind: "engine.halted", key: input.scope, payload: halt }])
+            let canceled = 0
+            if (input.policy === "cancel") {
+              for (const order of [...orders.values()]) {
+                if (TERMINAL.has(order.status) || (input.scope !== "*" && order.venue !== input.scope)) continue
+                const after = yield* cancelOne(order).pipe(Effect.orElseSucceed(() => order))
+                if (after.status === "canceled") canceled++
+              }
+            }
+            return { halt, canceled }
+          })
+        ).pipe(Effect.uninterruptible),
+      resume: (actor: string) =>
+        serialized(
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const was = halt
+            halt = undefined
+            yield* setHalt(undefined)
+            yield* emit([
+              { ts: now, kind: "engine.resumed", key: was?.scope ?? "*", payload: { by: actor, was: was ?? null } }
+            ])
+            return was
+          })
+        ),
+      haltState: Effect.sync(() => halt),
+      openOrderCount: Effect.sync(() => {
+        let n = 0
+        for (const o of orders.values()) if (openStatuses.has(o.status)) n++
+        return n
+      })
+    }
+  })
+
+export const renderFill = (f: Fill) => ({
+  id: f.id,
+  order_id: f.orderId,
+  client_order_id: f.clientOrderId,
+  parent_id: f.parentId,
+  account: f.account,
+  market_id: f.marketId,
+  side: f.side,
+  price: F.format(f.price),
+  amount: F.format(f.amount),
+  fee: F.format(f.fee),
+  liquidity: f.liquidity,
+  trade_id: f.tradeId,
+  book: f.book,
+  ts: f.ts
+})
+
+const parseFill = (payload: unknown): Fill => {
+  const p = payload as ReturnType<typeof renderFill>
+  return {
+    id: p.id,
+    orderId: p.order_id,
+    clientOrderId: p.client_order_id,
+    parentId: p.parent_id,
+    account: p.account,
+    marketId: p.market_id,
+    side: p.side,
+    price: F.of(p.price),
+    amount: F.of(p.amount),
+    fee: F.of(p.fee),
+    liquidity: p.liquidity,
+    tradeId: p.trade_id,
+    book: p.book,
+    ts: p.ts
+  }
+}
