@@ -1,5 +1,5 @@
 /** The command tree of `crossbook`. */
-import { Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { join } from "node:path"
@@ -187,8 +187,8 @@ const token = Command.make("token").pipe(
   Command.withSubcommands([tokenCreate])
 )
 
-/** GET a /trading path of the server at SERVICE_URL with the client's token, and print the JSON answer. */
-const callServer = (path: string) =>
+/** Calls a /trading route of the server at SERVICE_URL with the client's token and prints the JSON answer. */
+const callServer = (method: string, path: string, body?: unknown) =>
   Effect.gen(function* () {
     const url = serviceUrl()
     const tokenValue = accessToken(homeFolder(), url)
@@ -198,14 +198,68 @@ const callServer = (path: string) =>
       )
     }
     const response = yield* Effect.tryPromise(() =>
-      fetch(`${url}${path}`, { headers: { authorization: `Bearer ${tokenValue}` } })
+      fetch(`${url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${tokenValue}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" })
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
     )
     const text = yield* Effect.tryPromise(() => response.text())
     yield* Console.log(text)
-    if (!response.ok) return yield* Effect.fail(new Error(`${path} answered ${response.status}`))
+    if (!response.ok) return yield* Effect.fail(new Error(`${method} ${path} answered ${response.status}`))
   })
 
-const me = Command.make("me", {}, () => callServer("/trading/me")).pipe(
+const ordersList = Command.make(
+  "list",
+  {
+    status: Options.text("status").pipe(Options.withDescription("Comma list of statuses"), Options.optional),
+    market: Options.text("market").pipe(Options.withDescription("Only this market id"), Options.optional),
+    limit: Options.integer("limit").pipe(Options.withDefault(100))
+  },
+  (o) => {
+    const query = new URLSearchParams({ limit: String(o.limit) })
+    if (Option.isSome(o.status)) query.set("status", o.status.value)
+    if (Option.isSome(o.market)) query.set("market_id", o.market.value)
+    return callServer("GET", `/trading/orders?${query}`)
+  }
+).pipe(Command.withDescription("List orders, newest first"))
+
+const ordersPlace = Command.make(
+  "place",
+  {
+    market: Options.text("market").pipe(Options.withDescription("<venue>:<native_id>")),
+    side: Options.choice("side", ["buy", "sell"]),
+    amount: Options.text("amount"),
+    price: Options.text("price").pipe(Options.withDescription("Limit price, or a market order's protection")),
+    type: Options.choice("type", ["limit", "market"]).pipe(Options.withDefault("limit" as const)),
+    tif: Options.choice("tif", ["gtc", "gtd", "ioc", "fok"]).pipe(Options.optional),
+    clientOrderId: Options.text("client-order-id").pipe(Options.optional)
+  },
+  (o) =>
+    callServer("POST", "/trading/orders", {
+      market_id: o.market,
+      side: o.side,
+      amount: o.amount,
+      price: o.price,
+      type: o.type,
+      ...(Option.isSome(o.tif) ? { time_in_force: o.tif.value } : {}),
+      ...(Option.isSome(o.clientOrderId) ? { client_order_id: o.clientOrderId.value } : {})
+    })
+).pipe(Command.withDescription("Place a plain order"))
+
+const ordersCancel = Command.make("cancel", { id: Args.text({ name: "ID" }) }, ({ id }) =>
+  callServer("DELETE", `/trading/orders/${encodeURIComponent(id)}`)
+).pipe(Command.withDescription("Cancel an order"))
+
+const orders = Command.make("orders").pipe(
+  Command.withDescription("Orders on the server at SERVICE_URL"),
+  Command.withSubcommands([ordersList, ordersPlace, ordersCancel])
+)
+
+const me = Command.make("me", {}, () => callServer("GET", "/trading/me")).pipe(
   Command.withDescription("Who the access token speaks for, and its permissions per account")
 )
 
@@ -223,7 +277,7 @@ const openapi = Command.make(
 
 export const root = Command.make(NAME).pipe(
   Command.withDescription("Self-hosted trading server for prediction markets"),
-  Command.withSubcommands([serve, token, me, openapi])
+  Command.withSubcommands([serve, token, me, orders, openapi])
 )
 
 export const run = Command.run(root, { name: NAME, version: VERSION })

@@ -39,6 +39,39 @@ const withContractErrors = (document: Record<string, any>): Record<string, any> 
       responses["500"] = errorResponse("A bug on the server (`internal_error`); the cause is in its log")
     }
   }
+  paths["/trading/ws/events"] = {
+    get: {
+      tags: ["trading"],
+      operationId: "trading.events",
+      description:
+        "WebSocket. Needs `view`. Token in `Authorization: Bearer` or `?key=`; a bad token is accepted, then closed " +
+        "with 4401. Replays every journal event with seq > `since` that matches `kinds`, then streams live ones as " +
+        "`{seq, ts, kind, key, payload}` text frames. A reader that falls behind is closed with 4408 and resumes " +
+        "from its last seq.",
+      parameters: [
+        { name: "since", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
+        {
+          name: "kinds",
+          in: "query",
+          required: false,
+          schema: { type: "string" },
+          description: "Comma list of prefixes"
+        },
+        {
+          name: "key",
+          in: "query",
+          required: false,
+          schema: { type: "string" },
+          description: "The token, for browsers"
+        }
+      ],
+      responses: {
+        "101": { description: "Switching to the WebSocket protocol" },
+        "400": errorResponse("A bad `since` (`validation_error`)"),
+        "500": errorResponse("A bug on the server (`internal_error`); the cause is in its log")
+      }
+    }
+  } as any
   const schemas = spec.components.schemas as Record<string, unknown>
   delete schemas["HttpApiDecodeError"]
   delete schemas["Issue"]

@@ -5,6 +5,7 @@ import { Layer } from "effect"
 import { createServer } from "node:http"
 import { Api } from "./Api.ts"
 import { ErrorMiddleware } from "./Errors.ts"
+import { EventsRoute } from "./Events.ts"
 import { DeskLive } from "./Desk/Http.ts"
 import { MetaLive } from "./Meta/Http.ts"
 import { AuthorizationLive } from "./Security.ts"
@@ -21,6 +22,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
 export const HttpAppLive = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
+  EventsRoute,
   ErrorMiddleware
 ).pipe(Layer.provideMerge(ApiLive))
 

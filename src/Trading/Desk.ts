@@ -103,6 +103,7 @@ const makeDesk = (config: DeskConfig) =>
     const lock = yield* Effect.makeSemaphore(1)
     const serialized = lock.withPermits(1)
 
+    const openStatuses: ReadonlySet<OrderStatus> = new Set(["pending", "open", "pending_cancel"])
     const orders = new Map<string, Order>()
     const byClientId = new Map<string, string>()
     const byVenueOrderId = new Map<string, string>()
@@ -250,6 +251,33 @@ const makeDesk = (config: DeskConfig) =>
       )
     }
 
+    /** Applies what came with a venue's answer; the same events reach the subscription too and are skipped there. */
+    const applyAnswer = (venue: string, answer: VenueOrder) => applyVenueEvents(venue, answer.events ?? [])
+
+    // Orders left open by the last run are reconciled with their venue: still there, they follow it; gone, they end.
+    for (const order of [...orders.values()]) {
+      if (!openStatuses.has(order.status) || order.heldBy !== "venue") continue
+      const venue = gateway.venue(order.venue)
+      const found =
+        venue === undefined ? undefined : yield* venue.orderByClientId(order.id).pipe(Effect.orElseSucceed(() => null))
+      if (found === null) continue
+      if (found === undefined) {
+        const now = yield* Clock.currentTimeMillis
+        yield* setOrder(
+          {
+            ...order,
+            status: "canceled",
+            updatedAt: Math.max(now, order.updatedAt),
+            info: { ...order.info, detail: "absent on the venue after a restart" }
+          },
+          "order.canceled"
+        )
+      } else {
+        yield* applyAnswer(order.venue, found)
+        yield* applySnapshot(orders.get(order.id)!, found)
+      }
+    }
+
     // One subscription per venue; events are applied under the lock, in the venue's order.
     for (const venue of gateway.venues) {
       const queue = yield* venue.subscribe
@@ -263,9 +291,6 @@ const makeDesk = (config: DeskConfig) =>
         )
       )
     }
-    /** Applies what came with a venue's answer; the same events reach the subscription too and are skipped there. */
-    const applyAnswer = (venue: string, answer: VenueOrder) => applyVenueEvents(venue, answer.events ?? [])
-
     const markOf = (
       marketId: string,
       book: { bids: ReadonlyArray<{ price: F.Fixed }>; asks: ReadonlyArray<{ price: F.Fixed }> } | undefined
@@ -283,8 +308,6 @@ const makeDesk = (config: DeskConfig) =>
       if (venue === undefined) return Effect.succeed(undefined)
       return venue.book(marketId.slice(marketId.indexOf(":") + 1)).pipe(Effect.orElseSucceed(() => undefined))
     }
-
-    const openStatuses: ReadonlySet<OrderStatus> = new Set(["pending", "open", "pending_cancel"])
 
     const lockedOf = (account: string) => {
       let locked = F.ZERO

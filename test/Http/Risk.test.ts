@@ -173,6 +173,7 @@ describe("halt and resume", () => {
           assert.strictEqual(halted.status, 200, halted.text)
           assert.isTrue(halted.body.halted)
           assert.strictEqual(halted.body.canceled, policy === "cancel" ? 1 : 0)
+          assert.isTrue((yield* request("GET", "/trading/status", { token })).body.halted)
           const after = (yield* request("GET", `/trading/orders/${resting.id}`, { token })).body
           assert.strictEqual(after.status, policy === "cancel" ? "canceled" : "open")
           assert.strictEqual(yield* venueOrders, policy === "cancel" ? 0 : 1)
@@ -183,6 +184,7 @@ describe("halt and resume", () => {
           assert.strictEqual(yield* venueOrders, before)
           const resumed = yield* request("POST", "/trading/resume", { token })
           assert.isFalse(resumed.body.halted)
+          assert.isFalse((yield* request("GET", "/trading/status", { token })).body.halted)
           assert.strictEqual((yield* order(m.bid - 5)).status, 201)
         }).pipe(Effect.provide(testServer()))
     )

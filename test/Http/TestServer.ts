@@ -14,14 +14,20 @@ export const TEST_SEED = 7
 /** The owner's token on the test server's fresh control database. */
 export class OwnerToken extends Context.Tag("test/OwnerToken")<OwnerToken, string>() {}
 
-const OwnerLive = Layer.effect(
-  OwnerToken,
-  Effect.flatMap(Auth, (auth) => auth.bootstrapOwner).pipe(
-    Effect.flatMap((created) =>
-      created === undefined ? Effect.dieMessage("owner existed") : Effect.succeed(created.token)
+/** The owner's token: created on a fresh control database, or the one given for a database used before. */
+const ownerLive = (given: string | undefined) =>
+  Layer.effect(
+    OwnerToken,
+    Effect.flatMap(Auth, (auth) => auth.bootstrapOwner).pipe(
+      Effect.flatMap((created) =>
+        created !== undefined
+          ? Effect.succeed(created.token)
+          : given !== undefined
+            ? Effect.succeed(given)
+            : Effect.dieMessage("the owner exists already: pass its token")
+      )
     )
   )
-)
 
 /** The seams of a test server: the sim venue, an in-memory store, a control database of its own. */
 export interface TestOptions {
@@ -29,6 +35,8 @@ export interface TestOptions {
   readonly engine?: string
   readonly faults?: ReadonlyArray<FaultRule>
   readonly startingCash?: string
+  /** The owner's token on a control database used before. */
+  readonly owner?: string
 }
 
 export const testServices = (files: TestOptions = {}) =>
@@ -45,7 +53,7 @@ export const testServices = (files: TestOptions = {}) =>
 
 export const testServer = (files: TestOptions = {}) =>
   HttpServeLive.pipe(
-    Layer.provideMerge(OwnerLive),
+    Layer.provideMerge(ownerLive(files.owner)),
     Layer.provideMerge(testServices(files)),
     Layer.provideMerge(NodeHttpServer.layerTest)
   )

@@ -5,6 +5,7 @@ import { ApiError } from "../../Domain/Errors.ts"
 import { checkPageRequest, encodeCursor, pageOf } from "../../Domain/Page.ts"
 import { Auth, isAccount, PERMISSIONS, type Permission } from "../../Services/Auth.ts"
 import { OrderStore } from "../../Services/OrderStore.ts"
+import { Desk } from "../../Trading/Desk.ts"
 import { VenueGateway } from "../../Services/VenueGateway.ts"
 import { Api } from "../Api.ts"
 import { CurrentPrincipal, requestInfo, requirePermission } from "../Security.ts"
@@ -14,6 +15,7 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
     const auth = yield* Auth
     const gateway = yield* VenueGateway
     const store = yield* OrderStore
+    const desk = yield* Desk
 
     /** The account a request concerns: the one it names, else the server's only account, else `*`. */
     const accountOf = (given: string | undefined) => {
@@ -80,15 +82,16 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
       .handle("status", ({ urlParams }) =>
         Effect.gen(function* () {
           yield* requirePermission("view", yield* accountOf(urlParams.account))
-          const [openOrders, parents, seq, time] = yield* Effect.all([
+          const [openOrders, parents, seq, time, halt] = yield* Effect.all([
             store.countOrders(["pending", "open", "pending_cancel"]),
             store.liveParents,
             store.lastSeq,
-            Clock.currentTimeMillis
+            Clock.currentTimeMillis,
+            desk.haltState
           ])
           return {
             running: true,
-            halted: false,
+            halted: halt !== undefined,
             open_orders: openOrders,
             waiting_parents: parents.length,
             journal_seq: seq,

@@ -1,0 +1,96 @@
+/** The events socket `GET /trading/ws/events`: journal replay from `since`, then live frames, each with its seq. */
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse, Socket } from "@effect/platform"
+import { Context, Effect, Either, Fiber, Queue } from "effect"
+import { ApiError } from "../Domain/Errors.ts"
+import { allows, Auth } from "../Services/Auth.ts"
+import type { JournalEvent } from "../Services/OrderStore.ts"
+import { VenueGateway } from "../Services/VenueGateway.ts"
+import { Journal } from "../Trading/Journal.ts"
+import { respond } from "./Errors.ts"
+import { bearerToken } from "./Security.ts"
+
+/** How many live events may wait for a slow reader before its socket is closed with 4408. */
+export class EventsQueueCapacity extends Context.Reference<EventsQueueCapacity>()("crossbook/EventsQueueCapacity", {
+  defaultValue: () => 1000
+}) {}
+
+export const CLOSE_UNAUTHORIZED = 4401
+export const CLOSE_FORBIDDEN = 4403
+export const CLOSE_TOO_SLOW = 4408
+
+/** `kinds=order,fill.new`: a prefix matches itself and every dotted kind below it. */
+export const kindMatcher = (kinds: ReadonlyArray<string>) => (kind: string) =>
+  kinds.length === 0 || kinds.some((k) => kind === k || kind.startsWith(`${k}.`))
+
+const frame = (e: JournalEvent) =>
+  JSON.stringify({ seq: e.seq, ts: e.ts, kind: e.kind, key: e.key, payload: e.payload })
+
+export const EventsRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function* () {
+    const auth = yield* Auth
+    const journal = yield* Journal
+    const gateway = yield* VenueGateway
+    const capacity = yield* EventsQueueCapacity
+    yield* router.get(
+      "/trading/ws/events",
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const url = new URL(request.url, "http://localhost")
+        const sinceText = url.searchParams.get("since") ?? "0"
+        if (!/^\d+$/.test(sinceText)) {
+          return respond(ApiError.field("since", "must be a whole number, the last seq you saw"))
+        }
+        const matches = kindMatcher(
+          (url.searchParams.get("kinds") ?? "")
+            .split(",")
+            .map((k) => k.trim())
+            .filter((k) => k.length > 0)
+        )
+        const key = url.searchParams.get("key")
+        const token = key !== null && key !== "" ? key : bearerToken(request.headers["authorization"])
+        const principal = yield* Effect.either(
+          typeof token === "string" ? auth.authenticate(token) : Effect.fail(token)
+        )
+        const socket = yield* request.upgrade
+        const write = yield* socket.writer
+        // Running the reading side opens the socket; it ends when the client goes away.
+        const reading = yield* Effect.fork(socket.runRaw(() => Effect.void))
+        if (Either.isLeft(principal)) {
+          yield* write(new Socket.CloseEvent(CLOSE_UNAUTHORIZED, principal.left.message))
+          yield* Fiber.join(reading).pipe(Effect.ignore)
+          return HttpServerResponse.empty()
+        }
+        const account = gateway.accounts.length === 1 ? gateway.accounts[0]! : "*"
+        if (!allows(principal.right, "view", account)) {
+          yield* write(new Socket.CloseEvent(CLOSE_FORBIDDEN, `this token lacks the 'view' permission on '${account}'`))
+          yield* Fiber.join(reading).pipe(Effect.ignore)
+          return HttpServerResponse.empty()
+        }
+        // Subscribe first, then replay: nothing appended in between is missed, and seqs already sent are skipped.
+        const reader = yield* journal.reader(capacity)
+        let last = Number(sinceText)
+        const stream = Effect.gen(function* () {
+          for (;;) {
+            const batch = yield* journal.after(last, 500)
+            if (batch.length === 0) break
+            for (const event of batch) if (matches(event.kind)) yield* write(frame(event))
+            last = batch[batch.length - 1]!.seq
+          }
+          for (;;) {
+            const event = yield* Queue.take(reader.queue)
+            if (reader.overflowed()) {
+              yield* write(new Socket.CloseEvent(CLOSE_TOO_SLOW, `fell behind; reconnect with since=${last}`))
+              return yield* Fiber.join(reading).pipe(Effect.ignore)
+            }
+            if (event.seq <= last) continue
+            if (matches(event.kind)) yield* write(frame(event))
+            last = event.seq
+          }
+        })
+        yield* Effect.raceFirst(stream, Fiber.join(reading)).pipe(Effect.ignore)
+        yield* Fiber.interrupt(reading)
+        return HttpServerResponse.empty()
+      }).pipe(Effect.scoped)
+    )
+  })
+)

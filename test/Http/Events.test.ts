@@ -1,0 +1,129 @@
+import { assert, describe, it } from "@effect/vitest"
+import { HttpServer } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import WebSocket from "ws"
+import { EventsQueueCapacity } from "../../src/Http/Events.ts"
+import { OwnerToken, request, testServer } from "./TestServer.ts"
+
+interface Frame {
+  readonly seq: number
+  readonly kind: string
+  readonly payload: any
+}
+
+const baseUrl = Effect.map(HttpServer.HttpServer, (server) => {
+  const address = server.address as HttpServer.TcpAddress
+  return `ws://127.0.0.1:${address.port}`
+})
+
+/** Opens a socket and collects frames until `until` holds or it closes; answers the frames and the close code. */
+const listen = (url: string, headers: Record<string, string>, until: (frames: ReadonlyArray<Frame>) => boolean) =>
+  Effect.async<{ frames: Array<Frame>; code: number | null; socket: WebSocket }>((resume) => {
+    const frames: Array<Frame> = []
+    const socket = new WebSocket(url, { headers })
+    let done = false
+    const finish = (code: number | null) => {
+      if (done) return
+      done = true
+      resume(Effect.succeed({ frames, code, socket }))
+    }
+    socket.on("message", (data) => {
+      frames.push(JSON.parse(String(data)))
+      if (until(frames)) finish(null)
+    })
+    socket.on("close", (code) => finish(code))
+    socket.on("error", () => finish(-1))
+  })
+
+const placeSome = (token: string, n: number) =>
+  Effect.gen(function* () {
+    const m = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0]
+    for (let i = 0; i < n; i++) {
+      const res = yield* request("POST", "/trading/orders", {
+        token,
+        json: { market_id: m.id, side: "buy", type: "limit", amount: "1", price: "0.01" }
+      })
+      assert.strictEqual(res.status, 201, res.text)
+    }
+  })
+
+const assertIncreasing = (frames: ReadonlyArray<Frame>) => {
+  for (let i = 1; i < frames.length; i++) assert.isAbove(frames[i]!.seq, frames[i - 1]!.seq)
+}
+
+describe("events socket", () => {
+  it.effect("replays from since with a kinds filter, then streams live frames, with no gap across a reconnect", () =>
+    Effect.gen(function* () {
+      const token = yield* OwnerToken
+      const url = yield* baseUrl
+      yield* placeSome(token, 3)
+      yield* request("PUT", "/trading/fair-values", { token, json: { values: {} } })
+      const auth = { authorization: `Bearer ${token}` }
+      // Replay: three order.accepted, and nothing of another kind.
+      const first = yield* listen(`${url}/trading/ws/events?since=0&kinds=order`, auth, (f) => f.length >= 3)
+      assert.deepStrictEqual(
+        first.frames.map((f) => f.kind),
+        ["order.accepted", "order.accepted", "order.accepted"]
+      )
+      assertIncreasing(first.frames)
+      // Live: the socket is still open; a new order arrives as the next frame.
+      const live = Effect.async<Frame>((resume) => {
+        first.socket.once("message", (data) => resume(Effect.succeed(JSON.parse(String(data)))))
+      })
+      const [frame] = yield* Effect.all([live, placeSome(token, 1)], { concurrency: 2 })
+      assert.strictEqual(frame.kind, "order.accepted")
+      assert.isAbove(frame.seq, first.frames[2]!.seq)
+      first.socket.close()
+      // Reconnect from the last seq seen: what came since arrives, and nothing before it.
+      yield* placeSome(token, 2)
+      const again = yield* listen(`${url}/trading/ws/events?since=${frame.seq}&kinds=order`, auth, (f) => f.length >= 2)
+      assert.isAbove(again.frames[0]!.seq, frame.seq)
+      assertIncreasing(again.frames)
+      assert.strictEqual(again.frames.length, 2)
+      again.socket.close()
+      // Without a filter every kind comes, each seq once, from 1 with no gap.
+      const all = yield* listen(`${url}/trading/ws/events?key=${token}`, {}, (f) => f.length >= 7)
+      assert.deepStrictEqual(
+        all.frames.map((f) => f.seq),
+        [1, 2, 3, 4, 5, 6, 7]
+      )
+      all.socket.close()
+    }).pipe(Effect.provide(testServer()))
+  )
+
+  it.effect("a bad token is accepted, then closed with 4401", () =>
+    Effect.gen(function* () {
+      const url = yield* baseUrl
+      const none = yield* listen(`${url}/trading/ws/events`, {}, () => false)
+      assert.strictEqual(none.code, 4401)
+      const wrong = yield* listen(`${url}/trading/ws/events`, { authorization: "Bearer cb_nope" }, () => false)
+      assert.strictEqual(wrong.code, 4401)
+    }).pipe(Effect.provide(testServer()))
+  )
+
+  it.effect("a reader that falls behind is closed with 4408 and resumes from its last seq without a gap", () =>
+    Effect.gen(function* () {
+      const token = yield* OwnerToken
+      const url = yield* baseUrl
+      const auth = { authorization: `Bearer ${token}` }
+      yield* placeSome(token, 20)
+      const opened = yield* listen(`${url}/trading/ws/events?since=20`, auth, () => false).pipe(Effect.fork)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+      // Cancel-all writes twenty events in one go: more than a queue of 2 holds.
+      const canceled = yield* request("DELETE", "/trading/orders", { token })
+      assert.strictEqual(canceled.body.canceled, 20)
+      const exit = yield* opened.await
+      assert.strictEqual(exit._tag, "Success")
+      const result = exit._tag === "Success" ? exit.value : undefined
+      assert.strictEqual(result!.code, 4408)
+      const seen = result!.frames
+      const lastSeq = seen.length === 0 ? 20 : seen[seen.length - 1]!.seq
+      const rest = yield* listen(`${url}/trading/ws/events?since=${lastSeq}`, auth, (f) => f.length >= 40 - lastSeq)
+      assert.deepStrictEqual(
+        [...seen, ...rest.frames].map((f) => f.seq),
+        Array.from({ length: 20 }, (_, i) => i + 21)
+      )
+      rest.socket.close()
+    }).pipe(Effect.provide(testServer()), Effect.provide(Layer.succeed(EventsQueueCapacity, 2)))
+  )
+})
