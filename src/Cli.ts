@@ -13,6 +13,8 @@ import { Auth } from "./Services/Auth.ts"
 import { OrderStore } from "./Services/OrderStore.ts"
 import { VenueGateway } from "./Services/VenueGateway.ts"
 import { Desk } from "./Trading/Desk.ts"
+import { Engine } from "./Engine/Engine.ts"
+import { REGISTRY } from "./Engine/Registry.ts"
 import { Journal } from "./Trading/Journal.ts"
 import { FaultPlan, type FaultRule, makeSimVenue } from "./Venues/SimVenue.ts"
 import * as F from "./Domain/Fixed.ts"
@@ -70,8 +72,8 @@ export const venuesLayer = (config: {
     )
   )
 
-/** Everything the server runs on: venues, the store, auth, and the desk with its journal. */
-export const serverServices = <E1, E2>(options: {
+/** What the engine runs on: venues, the store, auth, and the desk with its journal. */
+export const deskServices = <E1, E2>(options: {
   readonly seed: number
   readonly faults?: ReadonlyArray<FaultRule>
   readonly startingCash?: string
@@ -86,6 +88,10 @@ export const serverServices = <E1, E2>(options: {
   const withJournal = Layer.provideMerge(Journal.layer, base)
   return Layer.provideMerge(Desk.layer({ startingCash: F.of(options.startingCash ?? "10000") }), withJournal)
 }
+
+/** Everything the server runs on: the desk's services and the engine that holds complex orders. */
+export const serverServices = <E1, E2>(options: Parameters<typeof deskServices<E1, E2>>[0]) =>
+  Layer.provideMerge(Engine.layer(REGISTRY), deskServices(options))
 
 /** Auth on a control database file; its SQL client stays private to it. */
 export const authLayer = (controlFile: string) => Auth.layerSql.pipe(Layer.provide(controlDatabase(controlFile)))

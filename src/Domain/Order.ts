@@ -80,6 +80,9 @@ export interface Order {
 
 export const accountId = (account: AccountRef): string => `${account.venue}:${account.name}`
 
+/** The counter inside an order id (`o_000012`, `mo_000013`): orders are numbered in the order they were made. */
+export const orderNumber = (id: string): number => Number(id.slice(id.indexOf("_") + 1)) || 0
+
 export const remainingOf = (order: Order): F.Fixed => F.sub(order.amount, order.filled)
 
 /** The interface's Order record: every field present, decimals as strings, ms timestamps. */

@@ -7,6 +7,7 @@ import {
   type AccountRef,
   accountId,
   type Order,
+  orderNumber,
   type OrderStatus,
   remainingOf,
   renderOrder,
@@ -43,6 +44,16 @@ export interface PlaceInput {
   readonly trader?: string | undefined
   readonly tags?: Readonly<Record<string, unknown>> | undefined
   readonly notes?: string | undefined
+  /** Set on an engine parent's child order. */
+  readonly parentId?: string | undefined
+  /** Extra `info` of the order (a child's role). */
+  readonly info?: Readonly<Record<string, unknown>> | undefined
+}
+
+/** A change of an engine parent's child, for the engine: the order as it is now, and the fill that changed it. */
+export interface ChildUpdate {
+  readonly order: Order
+  readonly fill: Fill | undefined
 }
 
 export interface OrderFilter {
@@ -122,7 +133,7 @@ const makeDesk = (config: DeskConfig) =>
       byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
       if (order.venueOrderId !== null) byVenueOrderId.set(`${order.venue}:${order.venueOrderId}`, order.id)
       if (order.digest !== undefined) digests.set(order.id, order.digest)
-      counter = Math.max(counter, Number(order.id.slice(2)) || 0)
+      counter = Math.max(counter, orderNumber(order.id))
     }
     for (let after = 0; ;) {
       const events = yield* journal.after(after, 5000)
@@ -169,11 +180,14 @@ const makeDesk = (config: DeskConfig) =>
 
     const emit = (entries: ReadonlyArray<JournalEntry>) => journal.append(entries)
 
-    const setOrder = (order: Order, kind: string) =>
+    const childUpdates = yield* Queue.unbounded<ChildUpdate>()
+
+    const setOrder = (order: Order, kind: string, fill?: Fill) =>
       Effect.gen(function* () {
         orders.set(order.id, order)
         yield* save(order)
         yield* emit([{ ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }])
+        if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
       })
 
     /** Applies what a venue reported: fills into the ledger and the order, then status changes. */
@@ -217,7 +231,8 @@ const makeDesk = (config: DeskConfig) =>
                 status: filled >= order.amount ? "closed" : order.status,
                 updatedAt: Math.max(order.updatedAt, f.ts)
               },
-              "order.updated"
+              "order.updated",
+              fill
             )
           } else {
             yield* applySnapshot(order, event.order)
@@ -514,13 +529,13 @@ const makeDesk = (config: DeskConfig) =>
           expiresAt: input.expiresAt ?? null,
           createdAt: now,
           updatedAt: now,
-          parentId: null,
+          parentId: input.parentId ?? null,
           queuePriorityPreserved: null,
           book: input.book ?? "",
           trader: input.trader ?? "",
           tags: input.tags ?? {},
           notes: input.notes ?? "",
-          info: { placed_by: actor },
+          info: { placed_by: actor, ...input.info },
           venueOrderId: null
         }
         const request = {
@@ -621,7 +636,7 @@ const makeDesk = (config: DeskConfig) =>
         Effect.sync(() =>
           [...orders.values()]
             .filter((o) => matches(o, filter))
-            .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+            .sort((a, b) => b.createdAt - a.createdAt || orderNumber(b.id) - orderNumber(a.id))
         ),
       cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
       cancelAll: (filter: OrderFilter) =>
@@ -787,6 +802,49 @@ const makeDesk = (config: DeskConfig) =>
           })
         ),
       haltState: Effect.sync(() => halt),
+      /** Changes of engine children, in the order they happened. */
+      childUpdates,
+      /** The order a client id names on an account, with whether the body digest matches the first one. */
+      byClientId: (account: string, clientOrderId: string, digest: string) =>
+        Effect.sync(() => {
+          const id = byClientId.get(`${account}\u0000${clientOrderId}`)
+          if (id === undefined) return undefined
+          return { order: orders.get(id)!, same: digests.get(id) === digest }
+        }),
+      /** Stores an engine parent's record (created or changed) and journals it. */
+      putParent: (order: Order, kind: string, digest?: string) =>
+        serialized(
+          Effect.gen(function* () {
+            if (digest !== undefined) {
+              digests.set(order.id, digest)
+              byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
+            }
+            yield* setOrder(order, kind)
+          })
+        ),
+      /** The next parent id: parents and children share one counter, parents carry the `mo_` prefix. */
+      nextParentId: serialized(
+        Effect.sync(() => {
+          counter += 1
+          return `mo_${String(counter).padStart(6, "0")}`
+        })
+      ),
+      /** Checks what every order of the engine needs before it is accepted: venue, market, tick, lot, halt. */
+      resolveMarket: (marketId: string) =>
+        Effect.gen(function* () {
+          const colon = marketId.indexOf(":")
+          if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
+          const venue = yield* venueOf(marketId.slice(0, colon))
+          const market = yield* Effect.mapError(venue.market(marketId.slice(colon + 1)), fromVenueError)
+          if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venue.info.id, marketId))
+          if (market.status !== "open") {
+            return yield* Effect.fail(validation("market_id", `market ${marketId} is ${market.status}`))
+          }
+          return { venue, market }
+        }),
+      checkPrice,
+      haltedFor: (venue: string) =>
+        Effect.sync(() => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined)),
       openOrderCount: Effect.sync(() => {
         let n = 0
         for (const o of orders.values()) if (openStatuses.has(o.status)) n++

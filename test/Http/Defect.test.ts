@@ -6,6 +6,8 @@ import * as F from "../../src/Domain/Fixed.ts"
 import { HttpServeLive } from "../../src/Http/Server.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { type Venue, VenueError, VenueGateway } from "../../src/Services/VenueGateway.ts"
+import { Engine } from "../../src/Engine/Engine.ts"
+import { REGISTRY } from "../../src/Engine/Registry.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
 import { Journal } from "../../src/Trading/Journal.ts"
 import { SIM_CAPABILITIES } from "../../src/Venues/SimVenue.ts"
@@ -48,10 +50,13 @@ const captureLogs = Logger.replace(
 )
 
 const Services = Layer.provideMerge(
-  Desk.layer({ startingCash: F.of("100") }),
+  Engine.layer(REGISTRY),
   Layer.provideMerge(
-    Journal.layer,
-    Layer.mergeAll(Layer.succeed(VenueGateway, VenueGateway.fromVenues([broken])), OrderStore.layerMemory)
+    Desk.layer({ startingCash: F.of("100") }),
+    Layer.provideMerge(
+      Journal.layer,
+      Layer.mergeAll(Layer.succeed(VenueGateway, VenueGateway.fromVenues([broken])), OrderStore.layerMemory)
+    )
   )
 )
 

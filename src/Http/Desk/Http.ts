@@ -1,9 +1,18 @@
 /** Handlers of the trading desk routes: they check the permission on the account, then ask the desk. */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { Engine } from "../../Engine/Engine.ts"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
-import { COMPLEX_TYPES, type OrderStatus, renderOrder, STATUSES } from "../../Domain/Order.ts"
+import {
+  COMPLEX_TYPES,
+  type ComplexType,
+  type OrderStatus,
+  orderNumber,
+  renderOrder,
+  STATUSES,
+  TERMINAL
+} from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { VenueGateway } from "../../Services/VenueGateway.ts"
@@ -17,6 +26,7 @@ const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
 export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
   Effect.gen(function* () {
     const desk = yield* Desk
+    const engine = yield* Engine
     const gateway = yield* VenueGateway
 
     /** The account a request concerns: the one it names, else the only configured one, else `*`. */
@@ -76,14 +86,30 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const account = payload.account ?? fallback
           const [target] = yield* scope("trade", account)
           if (COMPLEX.has(payload.type)) {
-            return yield* Effect.fail(
-              new ApiError({
-                status: 501,
-                code: "not_supported",
-                message: `complex order type '${payload.type}' is not available in this version`,
-                details: { venue: null, retryable: false }
-              })
+            const type = payload.type as ComplexType
+            const { order, created } = yield* engine.create(
+              {
+                account: target!,
+                marketId: payload.market_id,
+                side: payload.side,
+                type,
+                amount: payload.amount,
+                price: payload.price,
+                stopPrice: payload.stop_price,
+                timeInForce: payload.time_in_force,
+                expiresAt: payload.expires_at,
+                postOnly: payload.post_only,
+                reduceOnly: payload.reduce_only,
+                clientOrderId: payload.client_order_id,
+                book: payload.book,
+                trader: payload.trader,
+                tags: payload.tags,
+                notes: payload.notes,
+                params: payload.params ?? {}
+              },
+              yield* actorName
             )
+            return created ? renderOrder(order) : HttpServerResponse.unsafeJson(renderOrder(order), { status: 200 })
           }
           if (payload.params !== undefined) {
             return yield* Effect.fail(ApiError.field("params", "a plain order takes no params"))
@@ -132,7 +158,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const orders = yield* desk.list(filters)
           return pageOf(
             orders,
-            (o) => descendingKey(o.createdAt, String(1e15 - Number(o.id.slice(2)))),
+            (o) => descendingKey(o.createdAt, String(1e15 - orderNumber(o.id))),
             request,
             renderOrder
           )
@@ -147,7 +173,12 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle("amendOrder", ({ path, urlParams, payload }) =>
         Effect.gen(function* () {
           const accounts = yield* scope("trade", urlParams.account)
-          yield* orderIn(path.id, accounts)
+          const order = yield* orderIn(path.id, accounts)
+          if (order.heldBy === "engine") {
+            return yield* Effect.fail(
+              ApiError.field("id", "an engine order cannot be amended; cancel it and place another")
+            )
+          }
           return renderOrder(
             yield* desk.amend(path.id, { price: payload.price, amount: payload.amount, expiresAt: payload.expires_at })
           )
@@ -156,20 +187,23 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle("cancelOrder", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const accounts = yield* scope("trade", urlParams.account)
-          yield* orderIn(path.id, accounts)
-          return renderOrder(yield* desk.cancel(path.id))
+          const order = yield* orderIn(path.id, accounts)
+          return renderOrder(order.heldBy === "engine" ? yield* engine.cancel(path.id) : yield* desk.cancel(path.id))
         })
       )
       .handle("cancelAllOrders", ({ urlParams }) =>
         Effect.gen(function* () {
           const accounts = yield* scope("trade", urlParams.account)
-          const canceled = yield* desk.cancelAll({
-            venue: urlParams.venue,
-            marketId: urlParams.market_id,
-            book: urlParams.book,
-            accounts
-          })
-          return { canceled }
+          const filter = { venue: urlParams.venue, marketId: urlParams.market_id, book: urlParams.book, accounts }
+          // Engine parents first, so none places a child while the plain orders are pulled.
+          let parents = 0
+          for (const order of yield* desk.list({ ...filter, parentId: undefined })) {
+            if (order.heldBy !== "engine" || TERMINAL.has(order.status) || order.status === "pending_cancel") continue
+            const after = yield* engine.cancel(order.id).pipe(Effect.orElseSucceed(() => order))
+            if (after.status === "canceled" || after.status === "pending_cancel") parents++
+          }
+          const canceled = yield* desk.cancelAll(filter)
+          return { canceled: canceled + parents }
         })
       )
       .handle("listFills", ({ urlParams }) =>

@@ -1,0 +1,121 @@
+/** The shape every decision core shares: `(state, input) → (state, commands)`, with no I/O, clock or hidden randomness. */
+import * as F from "../Domain/Fixed.ts"
+import type { Side } from "../Domain/Market.ts"
+import type { TimeInForce } from "../Domain/Order.ts"
+
+/** What a core sees of its market at one moment (YES prices). Null sides are empty. */
+export interface MarketView {
+  readonly bestBid: F.Fixed | null
+  readonly bestAsk: F.Fixed | null
+  /** Price of the last trade seen, if any. */
+  readonly last: F.Fixed | null
+}
+
+/** Fixed facts about the parent a core decides for. */
+export interface ParentSpec {
+  readonly id: string
+  readonly side: Side
+  readonly amount: F.Fixed
+  readonly price: F.Fixed | null
+  readonly stopPrice: F.Fixed | null
+  readonly timeInForce: TimeInForce
+  readonly postOnly: boolean
+  readonly reduceOnly: boolean
+  readonly tick: F.Fixed
+  readonly lot: F.Fixed
+  /** Time the parent was accepted. */
+  readonly createdAt: number
+}
+
+/**
+ * Inputs, all stamped with the time they happen at. The driver feeds inputs that share a timestamp in this order:
+ * cancel requests and expiries, then child updates, then market data, then timers.
+ */
+export type Input =
+  | { readonly _tag: "Market"; readonly ts: number; readonly view: MarketView }
+  | { readonly _tag: "ChildAccepted"; readonly ts: number; readonly child: number }
+  /** One fill of a child; `fillId` is unique per fill, so a fill delivered twice is recognised. */
+  | {
+      readonly _tag: "ChildFill"
+      readonly ts: number
+      readonly child: number
+      readonly fillId: string
+      readonly price: F.Fixed
+      readonly amount: F.Fixed
+    }
+  /** A child reached a terminal status; `filled` is its final filled amount. */
+  | {
+      readonly _tag: "ChildDone"
+      readonly ts: number
+      readonly child: number
+      readonly status: "closed" | "canceled" | "expired" | "rejected"
+      readonly filled: F.Fixed
+      readonly reason: string | null
+    }
+  | { readonly _tag: "Timer"; readonly ts: number; readonly timer: string }
+
+/** What a child order should be. `child` numbers a parent's children from 1; it makes the child's client id. */
+export interface ChildSpec {
+  readonly child: number
+  readonly side: Side
+  readonly price: F.Fixed
+  readonly amount: F.Fixed
+  readonly timeInForce: TimeInForce
+  readonly postOnly: boolean
+  readonly reduceOnly: boolean
+  /** What the child is for, e.g. `stop`, `slice`, `take_profit`; shown in the child's info. */
+  readonly role: string
+}
+
+export type Command =
+  | { readonly _tag: "Place"; readonly spec: ChildSpec }
+  | { readonly _tag: "Cancel"; readonly child: number }
+  | { readonly _tag: "SetTimer"; readonly timer: string; readonly at: number }
+  | { readonly _tag: "Emit"; readonly kind: string; readonly payload: Readonly<Record<string, unknown>> }
+  /** The parent's condition was met: `waiting` → `triggered`. */
+  | { readonly _tag: "Trigger" }
+  /** The parent is done; the driver pulls any live child first. */
+  | { readonly _tag: "Finish"; readonly status: "closed" | "canceled" | "rejected"; readonly detail: string }
+
+export interface Step<S> {
+  readonly state: S
+  readonly commands: ReadonlyArray<Command>
+}
+
+/** A decision core for one order type. `S` must be plain JSON (numbers, strings, arrays, objects) so it persists as is. */
+export interface Core<P, S> {
+  readonly init: (spec: ParentSpec, params: P, seed: number) => Step<S>
+  readonly step: (spec: ParentSpec, params: P, state: S, input: Input) => Step<S>
+  /** The type's live state for the parent's `info` (e.g. the trailing level), decimals as strings. */
+  readonly info: (state: S) => Readonly<Record<string, unknown>>
+}
+
+/** Rounds a price onto the tick grid away from aggression (a buy down, a sell up) and clamps it to [tick, 1 − tick]. */
+export const passivePrice = (side: Side, price: F.Fixed, tick: F.Fixed): F.Fixed =>
+  clampPrice(F.roundTo(price, tick, side === "buy" ? "down" : "up"), tick)
+
+/** Rounds a limit for an order that must not pay past it: a buy's worst price down, a sell's worst price up. */
+export const worstPrice = passivePrice
+
+/** Clamps a price to [tick, 1 − tick]. */
+export const clampPrice = (price: F.Fixed, tick: F.Fixed): F.Fixed =>
+  F.max(tick, F.min(F.sub(F.ONE, tick), price)) as F.Fixed
+
+/** The side that fills a buy is the ask; a sell, the bid. */
+export const touchFor = (side: Side, view: MarketView): F.Fixed | null => (side === "buy" ? view.bestAsk : view.bestBid)
+
+/** The own side of the book: a buy rests on the bid, a sell on the ask. */
+export const nearFor = (side: Side, view: MarketView): F.Fixed | null => (side === "buy" ? view.bestBid : view.bestAsk)
+
+export const midOf = (view: MarketView): F.Fixed | null =>
+  view.bestBid === null || view.bestAsk === null
+    ? null
+    : F.div(F.add(view.bestBid, view.bestAsk), F.fromInt(2), "half_even")
+
+/** Splits `total` into `parts` multiples of `lot` that add up to it exactly; the remainder goes to the first parts. */
+export const splitInLots = (total: F.Fixed, parts: number, lot: F.Fixed): ReadonlyArray<F.Fixed> => {
+  const lots = Math.round(total / lot)
+  const base = Math.floor(lots / parts)
+  const extra = lots - base * parts
+  return Array.from({ length: parts }, (_, i) => ((base + (i < extra ? 1 : 0)) * lot) as F.Fixed)
+}

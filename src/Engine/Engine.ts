@@ -1,0 +1,682 @@
+/** The driver: holds engine parents, feeds their decision cores, and carries out what the cores decide. */
+import { Clock, Context, Effect, Layer, ParseResult, Queue, Schema } from "effect"
+import { ApiError, type FieldError } from "../Domain/Errors.ts"
+import * as F from "../Domain/Fixed.ts"
+import type { Side } from "../Domain/Market.ts"
+import { type ComplexType, type Order, TERMINAL, type TimeInForce } from "../Domain/Order.ts"
+import { OrderStore } from "../Services/OrderStore.ts"
+import { VenueGateway } from "../Services/VenueGateway.ts"
+import { type ChildUpdate, Desk } from "../Trading/Desk.ts"
+import { Journal } from "../Trading/Journal.ts"
+import type { ChildSpec, Command, Core, Input, MarketView, ParentSpec } from "./Core.ts"
+
+/** One complex order type: its wire params, its checks, its decision core. */
+export interface OrderKind<P = any, S = any> {
+  readonly params: Schema.Schema<any, any, never>
+  readonly validate: (
+    spec: ParentSpec,
+    params: any
+  ) => { readonly params: P } | { readonly errors: ReadonlyArray<FieldError> }
+  readonly core: Core<P, S>
+  /** Which children's fills make the parent's `filled` (default: all of them). */
+  readonly counts?: (role: string, params: P) => boolean
+}
+
+export type Registry = Readonly<Record<ComplexType, OrderKind>>
+
+export interface CreateInput {
+  readonly account: string
+  readonly marketId: string
+  readonly side: Side
+  readonly type: ComplexType
+  readonly amount: string
+  readonly price?: string | undefined
+  readonly stopPrice?: string | undefined
+  readonly timeInForce?: TimeInForce | undefined
+  readonly expiresAt?: number | undefined
+  readonly postOnly?: boolean | undefined
+  readonly reduceOnly?: boolean | undefined
+  readonly clientOrderId?: string | undefined
+  readonly book?: string | undefined
+  readonly trader?: string | undefined
+  readonly tags?: Readonly<Record<string, unknown>> | undefined
+  readonly notes?: string | undefined
+  /** The `params` object as sent; decoded with the type's schema once the common checks pass. */
+  readonly params: Readonly<Record<string, unknown>>
+}
+
+interface ChildRecord {
+  readonly spec: ChildSpec
+  orderId: string | null
+  status: "placing" | "live" | "done"
+  retries: number
+}
+
+/** Everything about a parent the engine keeps; plain JSON, written whole on every change. */
+interface Runtime {
+  readonly id: string
+  readonly type: ComplexType
+  readonly account: string
+  readonly venue: string
+  readonly marketId: string
+  readonly spec: ParentSpec
+  readonly params: unknown
+  readonly wireParams: Readonly<Record<string, unknown>>
+  state: unknown
+  children: Record<string, ChildRecord>
+  timers: Array<{ readonly timer: string; readonly at: number }>
+  triggered: boolean
+  ending: null | "closed" | "canceled" | "expired" | "rejected"
+  detail: string
+  done: boolean
+  readonly expiresAt: number | null
+  readonly clientOrderId: string
+  readonly book: string
+  readonly trader: string
+  readonly tags: Readonly<Record<string, unknown>>
+  readonly notes: string
+}
+
+const ALLOW_POST_ONLY: ReadonlySet<ComplexType> = new Set(["iceberg", "peg", "twap"])
+const MAX_RETRIES = 5
+const RETRY_BASE_MS = 200
+
+const seedOf = (id: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193)
+  return h | 0
+}
+
+type EngineService = {
+  readonly create: (
+    input: CreateInput,
+    actor: string
+  ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError>
+  readonly cancel: (id: string) => Effect.Effect<Order, ApiError>
+  readonly isParent: (id: string) => boolean
+  /** Live parents, for status and tests. */
+  readonly liveCount: Effect.Effect<number>
+}
+
+export class Engine extends Context.Tag("crossbook/Engine")<Engine, EngineService>() {
+  static layer(registry: Registry) {
+    return Layer.scoped(Engine, makeEngine(registry))
+  }
+}
+
+const makeEngine = (registry: Registry) =>
+  Effect.gen(function* () {
+    const desk = yield* Desk
+    const store = yield* OrderStore
+    const journal = yield* Journal
+    const gateway = yield* VenueGateway
+    const lock = yield* Effect.makeSemaphore(1)
+    const serialized = lock.withPermits(1)
+    const wake = yield* Queue.sliding<void>(1)
+
+    const parents = new Map<string, Runtime>()
+    /** Live parents per market: market data reaches only these. */
+    const byMarket = new Map<string, Set<string>>()
+
+    const index = (rt: Runtime) => {
+      const set = byMarket.get(rt.marketId) ?? new Set<string>()
+      set.add(rt.id)
+      byMarket.set(rt.marketId, set)
+    }
+    const unindex = (rt: Runtime) => byMarket.get(rt.marketId)?.delete(rt.id)
+
+    const kindOf = (rt: Runtime) => registry[rt.type]
+
+    const persist = (rt: Runtime) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        store.putParent({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
+      )
+
+    const viewOf = (marketId: string) =>
+      Effect.gen(function* () {
+        const colon = marketId.indexOf(":")
+        const venue = gateway.venue(marketId.slice(0, colon))
+        if (venue === undefined) return undefined
+        const nativeId = marketId.slice(colon + 1)
+        const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
+        if (book === undefined) return undefined
+        const trades = yield* venue.trades(nativeId).pipe(Effect.orElseSucceed(() => []))
+        const view: MarketView = {
+          bestBid: book.bids[0]?.price ?? null,
+          bestAsk: book.asks[0]?.price ?? null,
+          last: trades[0]?.price ?? null
+        }
+        return view
+      })
+
+    /** The parent's record as the API shows it: amounts are the sums of its children. */
+    const record = (rt: Runtime, status: Order["status"], children: ReadonlyArray<Order>, now: number): Order => {
+      let filled = F.ZERO
+      let cost = F.ZERO
+      let fee = F.ZERO
+      let last: Order | undefined
+      const counts = kindOf(rt).counts
+      for (const child of children) {
+        fee = F.add(fee, child.fee)
+        if (counts !== undefined && !counts(String(child.info["role"]), rt.params)) continue
+        filled = F.add(filled, child.filled)
+        cost = F.add(cost, child.cost)
+        if (child.lastFillPrice !== null && (last === undefined || child.updatedAt >= last.updatedAt)) last = child
+      }
+      const [accountVenue, accountName] = [
+        rt.account.slice(0, rt.account.indexOf(":")),
+        rt.account.slice(rt.account.indexOf(":") + 1)
+      ]
+      return {
+        id: rt.id,
+        clientOrderId: rt.clientOrderId,
+        venue: rt.venue,
+        account: { venue: accountVenue, name: accountName, subaccount: null },
+        marketId: rt.marketId,
+        side: rt.spec.side,
+        type: rt.type,
+        timeInForce: rt.spec.timeInForce,
+        status,
+        heldBy: "engine",
+        price: rt.spec.price,
+        stopPrice: rt.spec.stopPrice,
+        amount: rt.spec.amount,
+        filled,
+        cost,
+        fee,
+        lastFillPrice: last?.lastFillPrice ?? null,
+        lastFillAmount: last?.lastFillAmount ?? null,
+        postOnly: rt.spec.postOnly,
+        reduceOnly: rt.spec.reduceOnly,
+        expiresAt: rt.expiresAt,
+        createdAt: rt.spec.createdAt,
+        updatedAt: now,
+        parentId: null,
+        queuePriorityPreserved: null,
+        book: rt.book,
+        trader: rt.trader,
+        tags: rt.tags,
+        notes: rt.notes,
+        info: {
+          kind: rt.type,
+          state: status,
+          detail: rt.detail,
+          children: children.map((c) => c.id),
+          params: rt.wireParams,
+          ...kindOf(rt).core.info(rt.state)
+        },
+        venueOrderId: null
+      }
+    }
+
+    const statusOf = (rt: Runtime, filledAll: boolean): Order["status"] => {
+      if (rt.done) return rt.ending === "closed" || filledAll ? "closed" : (rt.ending ?? "canceled")
+      if (rt.ending !== null) return "pending_cancel"
+      return rt.triggered ? "triggered" : "waiting"
+    }
+
+    /** Writes the parent's record and its whole state. */
+    const save = (rt: Runtime, kind = "order.updated", digest?: string) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const children = [...(yield* desk.list({ parentId: rt.id }))].reverse()
+        const draft = record(rt, "waiting", children, now)
+        yield* persist(rt)
+        yield* desk.putParent(
+          {
+            ...draft,
+            status: statusOf(rt, draft.filled >= rt.spec.amount),
+            info: { ...draft.info, state: statusOf(rt, draft.filled >= rt.spec.amount) }
+          },
+          kind,
+          digest
+        )
+      })
+
+    const emit = (rt: Runtime, kind: string, payload: Readonly<Record<string, unknown>>) =>
+      Effect.flatMap(Clock.currentTimeMillis, (ts) =>
+        journal.append([{ ts, kind, key: rt.id, payload: { parent_id: rt.id, ...payload } }])
+      )
+
+    const liveChildren = (rt: Runtime) => Object.values(rt.children).filter((c) => c.status !== "done")
+
+    /** The parent ends once no child is live: its final status, the event, and it leaves the index. */
+    const completeIfQuiet = (rt: Runtime) =>
+      Effect.gen(function* () {
+        if (rt.done || rt.ending === null || liveChildren(rt).length > 0) return
+        rt.done = true
+        unindex(rt)
+        yield* save(rt, rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated")
+        const order = (yield* desk.get(rt.id))!
+        yield* emit(rt, "managed.done", { status: order.status, detail: rt.detail, filled: F.format(order.filled) })
+      })
+
+    const cancelChild = (child: ChildRecord) =>
+      child.orderId === null || child.status === "done"
+        ? Effect.void
+        : desk
+            .cancel(child.orderId)
+            .pipe(Effect.catchAll((e) => Effect.logWarning(`cancel of child ${child.orderId} failed: ${e.message}`)))
+
+    /** Stops the parent: no child is placed from now on, live children are pulled. */
+    const end = (rt: Runtime, status: NonNullable<Runtime["ending"]>, detail: string) =>
+      Effect.gen(function* () {
+        if (rt.ending !== null || rt.done) return
+        rt.ending = status
+        rt.detail = detail
+        rt.timers = []
+        yield* save(rt)
+        for (const child of liveChildren(rt)) yield* cancelChild(child)
+        yield* completeIfQuiet(rt)
+      })
+
+    const place = (rt: Runtime, child: ChildRecord): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (rt.ending !== null || rt.done) {
+          child.status = "done"
+          return
+        }
+        const spec = child.spec
+        const result = yield* Effect.either(
+          desk.place(
+            {
+              account: rt.account,
+              marketId: rt.marketId,
+              side: spec.side,
+              type: "limit",
+              amount: F.format(spec.amount),
+              price: F.format(spec.price),
+              timeInForce: spec.timeInForce,
+              postOnly: spec.postOnly,
+              reduceOnly: spec.reduceOnly,
+              clientOrderId: `${rt.id}-${spec.child}`,
+              parentId: rt.id,
+              book: rt.book,
+              trader: rt.trader,
+              info: { role: spec.role, child: spec.child }
+            },
+            `engine (${rt.id})`
+          )
+        )
+        if (result._tag === "Right") {
+          const order = result.right.order
+          child.orderId = order.id
+          child.status = TERMINAL.has(order.status) ? child.status : "live"
+          yield* persist(rt)
+          yield* emit(rt, "managed.child", {
+            child: spec.child,
+            order_id: order.id,
+            role: spec.role,
+            side: spec.side,
+            price: F.format(spec.price),
+            amount: F.format(spec.amount)
+          })
+          return
+        }
+        const error = result.left
+        if (error.details.retryable === true && child.retries < MAX_RETRIES) {
+          const now = yield* Clock.currentTimeMillis
+          child.retries += 1
+          rt.timers.push({ timer: `retry:${spec.child}`, at: now + RETRY_BASE_MS * 2 ** (child.retries - 1) })
+          yield* persist(rt)
+          yield* Queue.offer(wake, undefined)
+          return
+        }
+        child.status = "done"
+        yield* end(rt, "rejected", `child ${spec.child} was refused: ${error.message}`)
+      })
+
+    const execute = (rt: Runtime, commands: ReadonlyArray<Command>): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        for (const command of commands) {
+          switch (command._tag) {
+            case "Trigger":
+              if (!rt.triggered && rt.ending === null) {
+                rt.triggered = true
+                yield* save(rt)
+              }
+              break
+            case "Place": {
+              if (rt.ending !== null || rt.done) break
+              const key = String(command.spec.child)
+              if (rt.children[key] !== undefined) break
+              const child: ChildRecord = { spec: command.spec, orderId: null, status: "placing", retries: 0 }
+              rt.children[key] = child
+              yield* persist(rt)
+              yield* place(rt, child)
+              break
+            }
+            case "Cancel": {
+              const child = rt.children[String(command.child)]
+              if (child !== undefined) yield* cancelChild(child)
+              break
+            }
+            case "SetTimer":
+              if (rt.ending === null) {
+                rt.timers = rt.timers.filter((t) => t.timer !== command.timer)
+                rt.timers.push({ timer: command.timer, at: command.at })
+                yield* Queue.offer(wake, undefined)
+              }
+              break
+            case "Emit":
+              yield* emit(rt, command.kind, command.payload)
+              break
+            case "Finish":
+              yield* end(rt, command.status, command.detail)
+              break
+          }
+        }
+      })
+
+    /** Feeds one input to a parent's core and carries out its commands; the state is written before they go out. */
+    const feed = (rt: Runtime, input: Input) =>
+      Effect.gen(function* () {
+        if (rt.done) return
+        const kind = kindOf(rt)
+        const step = kind.core.step(rt.spec, rt.params, rt.state, input)
+        rt.state = step.state
+        yield* persist(rt)
+        yield* execute(rt, step.commands)
+        yield* completeIfQuiet(rt)
+      })
+
+    const onChildUpdate = (update: ChildUpdate) =>
+      Effect.gen(function* () {
+        const parentId = update.order.parentId
+        const rt = parentId === null ? undefined : parents.get(parentId)
+        if (rt === undefined) return
+        const n = Number(update.order.clientOrderId.slice(rt.id.length + 1))
+        const child = rt.children[String(n)]
+        if (child === undefined) return
+        if (child.orderId === null) child.orderId = update.order.id
+        const ts = update.order.updatedAt
+        if (update.fill !== undefined) {
+          yield* feed(rt, {
+            _tag: "ChildFill",
+            ts: update.fill.ts,
+            child: n,
+            fillId: update.fill.id,
+            price: update.fill.price,
+            amount: update.fill.amount
+          })
+        }
+        if (TERMINAL.has(update.order.status) && child.status !== "done") {
+          child.status = "done"
+          const detail = update.order.info["detail"]
+          if (rt.ending !== null) {
+            yield* persist(rt)
+          } else {
+            yield* feed(rt, {
+              _tag: "ChildDone",
+              ts,
+              child: n,
+              status: update.order.status as "closed" | "canceled" | "expired" | "rejected",
+              filled: update.order.filled,
+              reason: typeof detail === "string" ? detail : null
+            })
+          }
+        } else if (update.order.status === "open" && child.status === "placing") {
+          child.status = "live"
+          yield* feed(rt, { _tag: "ChildAccepted", ts, child: n })
+        }
+        yield* save(rt)
+        yield* completeIfQuiet(rt)
+      })
+
+    const onMarket = (marketId: string) =>
+      Effect.gen(function* () {
+        const ids = byMarket.get(marketId)
+        if (ids === undefined || ids.size === 0) return
+        const view = yield* viewOf(marketId)
+        if (view === undefined) return
+        const ts = yield* Clock.currentTimeMillis
+        for (const id of [...ids].sort()) {
+          const rt = parents.get(id)
+          if (rt !== undefined && rt.ending === null) yield* feed(rt, { _tag: "Market", ts, view })
+        }
+      })
+
+    const onTimers = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      for (const rt of [...parents.values()].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+        if (rt.done) continue
+        if (rt.expiresAt !== null && rt.expiresAt <= now && rt.ending === null) {
+          yield* end(rt, "expired", "expires_at was reached")
+          continue
+        }
+        const due = rt.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)
+        if (due.length === 0) continue
+        rt.timers = rt.timers.filter((t) => t.at > now)
+        for (const t of due) {
+          if (t.timer.startsWith("retry:")) {
+            const child = rt.children[t.timer.slice(6)]
+            if (child !== undefined && child.status === "placing") yield* place(rt, child)
+          } else {
+            yield* feed(rt, { _tag: "Timer", ts: t.at, timer: t.timer })
+          }
+        }
+        yield* persist(rt)
+      }
+    })
+
+    const nextDue = () => {
+      let next = Number.POSITIVE_INFINITY
+      for (const rt of parents.values()) {
+        if (rt.done) continue
+        if (rt.expiresAt !== null && rt.ending === null) next = Math.min(next, rt.expiresAt)
+        for (const t of rt.timers) next = Math.min(next, t.at)
+      }
+      return next
+    }
+
+    // Restore the parents the last run left live, and catch their children up with what the desk knows now.
+    for (const stored of yield* store.liveParents) {
+      const rt = stored.state as Runtime
+      if (registry[rt.type] === undefined) continue
+      parents.set(rt.id, rt)
+      index(rt)
+    }
+    yield* serialized(
+      Effect.forEach(
+        [...parents.values()],
+        (rt) =>
+          Effect.gen(function* () {
+            for (const child of Object.values(rt.children)) {
+              if (child.status === "done") continue
+              const order =
+                child.orderId === null
+                  ? undefined
+                  : (yield* desk.list({ parentId: rt.id })).find((o) => o.id === child.orderId)
+              if (child.status === "placing" && order === undefined) {
+                yield* place(rt, child)
+              } else if (order !== undefined && TERMINAL.has(order.status)) {
+                yield* onChildUpdate({ order, fill: undefined })
+              }
+            }
+            yield* completeIfQuiet(rt)
+          }),
+        { discard: true }
+      )
+    )
+
+    // Inputs: child updates from the desk, market data from the venues, and timers.
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.flatMap(Queue.take(desk.childUpdates), (first) =>
+          serialized(
+            Effect.flatMap(Queue.takeAll(desk.childUpdates), (rest) =>
+              Effect.forEach([first, ...rest], onChildUpdate, { discard: true })
+            )
+          )
+        )
+      )
+    )
+    for (const venue of gateway.venues) {
+      const queue = yield* venue.subscribe
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.flatMap(Queue.take(queue), (first) =>
+            Effect.flatMap(Queue.takeAll(queue), (rest) => {
+              const markets = new Set<string>()
+              for (const e of [first, ...rest]) if (e._tag === "Book") markets.add(`${venue.info.id}:${e.nativeId}`)
+              return serialized(Effect.forEach([...markets].sort(), onMarket, { discard: true }))
+            })
+          )
+        )
+      )
+    }
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const due = nextDue()
+          if (due <= now) {
+            yield* serialized(onTimers)
+            return
+          }
+          const wait = due === Number.POSITIVE_INFINITY ? Effect.never : Effect.sleep(due - now)
+          yield* Effect.raceFirst(wait, Queue.take(wake))
+        })
+      )
+    )
+
+    const create = (input: CreateInput, actor: string) =>
+      Effect.gen(function* () {
+        const kind = registry[input.type]
+        const now = yield* Clock.currentTimeMillis
+        const { venue, market } = yield* desk.resolveMarket(input.marketId)
+        const digest = JSON.stringify({ ...input, clientOrderId: undefined })
+        if (input.clientOrderId !== undefined) {
+          const existing = yield* desk.byClientId(input.account, input.clientOrderId, digest)
+          if (existing !== undefined) {
+            if (existing.same) return { order: existing.order, created: false }
+            return yield* Effect.fail(
+              ApiError.field("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
+            )
+          }
+        }
+        const errors: Array<FieldError> = []
+        const amount = F.parse(input.amount)
+        if (amount === undefined || amount <= 0 || !F.isMultipleOf(amount, market.lot)) {
+          errors.push({ field: "amount", message: `must be a positive multiple of the lot ${F.format(market.lot)}` })
+        }
+        const price =
+          input.price === undefined ? null : yield* Effect.either(desk.checkPrice("price", input.price, market))
+        const stop =
+          input.stopPrice === undefined
+            ? null
+            : yield* Effect.either(desk.checkPrice("stop_price", input.stopPrice, market))
+        for (const checked of [price, stop]) {
+          if (checked !== null && checked._tag === "Left")
+            errors.push(...(checked.left.details["errors"] as Array<FieldError>))
+        }
+        if (input.postOnly === true && !ALLOW_POST_ONLY.has(input.type)) {
+          errors.push({
+            field: "post_only",
+            message: `post_only is valid only on iceberg, peg and twap in its limit style, not on ${input.type}`
+          })
+        }
+        if (input.expiresAt !== undefined && input.expiresAt <= now) {
+          errors.push({ field: "expires_at", message: "is in the past" })
+        }
+        if (errors.length > 0) return yield* Effect.fail(ApiError.validation(errors))
+        const params = yield* Schema.decodeUnknown(kind.params, { errors: "all" })(input.params).pipe(
+          Effect.mapError((e) =>
+            ApiError.validation(
+              ParseResult.ArrayFormatter.formatErrorSync(e).map((issue) => ({
+                field: ["params", ...issue.path.map(String)].join("."),
+                message: issue.message
+              })),
+              undefined,
+              422
+            )
+          )
+        )
+        const spec: ParentSpec = {
+          id: "",
+          side: input.side,
+          amount: amount!,
+          price: price === null || price._tag === "Left" ? null : price.right,
+          stopPrice: stop === null || stop._tag === "Left" ? null : stop.right,
+          timeInForce: input.timeInForce ?? "gtc",
+          postOnly: input.postOnly ?? false,
+          reduceOnly: input.reduceOnly ?? false,
+          tick: market.tick,
+          lot: market.lot,
+          createdAt: now
+        }
+        const checked = kind.validate(spec, params)
+        if ("errors" in checked) return yield* Effect.fail(ApiError.validation(checked.errors))
+        const halt = yield* desk.haltedFor(venue.info.id)
+        if (halt !== undefined) {
+          return yield* Effect.fail(
+            new ApiError({
+              status: 409,
+              code: "risk_rejected",
+              message: `trading is halted (${halt.scope}): ${halt.reason}`,
+              details: { venue: null, retryable: false, rule: "kill_switch" }
+            })
+          )
+        }
+        const id = yield* desk.nextParentId
+        const fullSpec = { ...spec, id }
+        const first = kind.core.init(fullSpec, checked.params, seedOf(id))
+        const rt: Runtime = {
+          id,
+          type: input.type,
+          account: input.account,
+          venue: venue.info.id,
+          marketId: `${venue.info.id}:${market.nativeId}`,
+          spec: fullSpec,
+          params: checked.params,
+          wireParams: input.params,
+          state: first.state,
+          children: {},
+          timers: [],
+          triggered: false,
+          ending: null,
+          detail: "",
+          done: false,
+          expiresAt: input.expiresAt ?? null,
+          clientOrderId: input.clientOrderId ?? id,
+          book: input.book ?? "",
+          trader: input.trader ?? "",
+          tags: input.tags ?? {},
+          notes: input.notes ?? ""
+        }
+        parents.set(id, rt)
+        index(rt)
+        yield* save(rt, "order.accepted", digest)
+        // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
+        const accepted = (yield* desk.get(id))!
+        yield* emit(rt, "managed.created", {
+          type: rt.type,
+          market_id: rt.marketId,
+          side: rt.spec.side,
+          amount: input.amount,
+          by: actor
+        })
+        yield* execute(rt, first.commands)
+        // The first look at the market: a stop already through it fires now.
+        const view = yield* viewOf(rt.marketId)
+        if (view !== undefined && rt.ending === null) yield* feed(rt, { _tag: "Market", ts: now, view })
+        yield* completeIfQuiet(rt)
+        if (rt.expiresAt !== null) yield* Queue.offer(wake, undefined)
+        return { order: accepted, created: true }
+      })
+
+    return {
+      create: (input, actor) => serialized(create(input, actor)).pipe(Effect.uninterruptible),
+      cancel: (id) =>
+        serialized(
+          Effect.gen(function* () {
+            const rt = parents.get(id)
+            if (rt === undefined) return yield* Effect.fail(ApiError.notFound(`no engine order '${id}'`))
+            yield* end(rt, "canceled", "canceled by request")
+            return (yield* desk.get(id))!
+          })
+        ).pipe(Effect.uninterruptible),
+      isParent: (id) => parents.has(id) || id.startsWith("mo_"),
+      liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length)
+    } satisfies EngineService
+  })

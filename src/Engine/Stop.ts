@@ -1,0 +1,302 @@
+/** stop_market and stop_limit: wait for the market to reach the stop, then send one child for the whole amount. */
+import { Schema } from "effect"
+import type { FieldError } from "../Domain/Errors.ts"
+import * as F from "../Domain/Fixed.ts"
+import type { Side } from "../Domain/Market.ts"
+import {
+  type Command,
+  type Core,
+  type Input,
+  type MarketView,
+  type ParentSpec,
+  type Step,
+  midOf,
+  passivePrice
+} from "./Core.ts"
+
+/** Where a stop reads its reference price (engine.md §2). */
+export type TriggerSource = "touch" | "mid" | "last"
+
+const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d{1,6})?$/))
+
+/** Wire params of stop_market and stop_limit; unknown keys are ignored. */
+export const Params = Schema.Struct({
+  trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
+  protection: Schema.optional(Decimal),
+  max_slippage: Schema.optional(Decimal)
+})
+export type Params = typeof Params.Type
+
+/** Parsed stop params. `limit` is the child's price, already on the grid and clamped. */
+export interface Typed {
+  readonly source: TriggerSource
+  readonly stop: F.Fixed
+  /** stop_market: the protection price; stop_limit: the parent's `price`. */
+  readonly limit: F.Fixed
+  /** stop_market sends an IOC; stop_limit keeps the parent's time in force. */
+  readonly ioc: boolean
+  /** The protection price of a stop_market (equal to `limit`); null for a stop_limit. */
+  readonly protection: F.Fixed | null
+}
+
+/** What a stop follows once it has fired: its one child (number 1). */
+export interface ChildTrack {
+  readonly fired: boolean
+  readonly filled: F.Fixed
+  /** Fill ids already counted, so a fill delivered twice counts once. */
+  readonly seen: ReadonlyArray<string>
+  readonly finished: boolean
+}
+
+/** A stop's state: its fixed levels (for `info`) and its child. */
+export interface State extends ChildTrack {
+  readonly stop: F.Fixed
+  readonly protection: F.Fixed | null
+}
+
+/** The default distance from the stop to the protection price of a stop_market. */
+export const DEFAULT_SLIPPAGE = F.of("0.05")
+
+/** The child number a stop sends. */
+export const STOP_CHILD = 1
+
+/**
+ * The reference a stop compares with its level, or null when there is none yet.
+ * `touch`: a sell watches the best bid, a buy the best ask; `mid`: null unless both sides are quoted;
+ * `last`: the view's last trade, else `last` (a last trade the caller remembers).
+ */
+export const triggerReference = (
+  source: TriggerSource,
+  side: Side,
+  view: MarketView,
+  last: F.Fixed | null = null
+): F.Fixed | null => {
+  switch (source) {
+    case "touch":
+      return side === "buy" ? view.bestAsk : view.bestBid
+    case "mid":
+      return midOf(view)
+    case "last":
+      return view.last ?? last
+  }
+}
+
+/** Whether a stop on `side` at `level` fires on reference `ref`: a sell at `ref <= level`, a buy at `ref >= level`. */
+export const fires = (side: Side, ref: F.Fixed, level: F.Fixed): boolean =>
+  side === "buy" ? ref >= level : ref <= level
+
+/** The two grid prices around an off-grid price. */
+export const nearestTicks = (price: F.Fixed, tick: F.Fixed): readonly [F.Fixed, F.Fixed] => [
+  F.roundTo(price, tick, "down"),
+  F.roundTo(price, tick, "up")
+]
+
+/** Why `price` is not a valid price on the grid of `tick` inside (0, 1), or null when it is one. */
+export const priceProblem = (price: F.Fixed, tick: F.Fixed, text: string = F.format(price)): string | null => {
+  if (price < tick || price > F.sub(F.ONE, tick)) {
+    return `${text} is outside (0, 1); a price must be from ${F.format(tick)} to ${F.format(F.sub(F.ONE, tick))}`
+  }
+  if (!F.isMultipleOf(price, tick)) {
+    const [lo, hi] = nearestTicks(price, tick)
+    return `${text} is off the tick grid of ${F.format(tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
+  }
+  return null
+}
+
+/** Parses an optional wire price and checks it is on the grid in (0, 1); pushes an error for `field` otherwise. */
+export const parsePrice = (
+  field: string,
+  text: string | undefined,
+  tick: F.Fixed,
+  errors: Array<FieldError>
+): F.Fixed | null => {
+  if (text === undefined) return null
+  const value = F.parse(text)
+  const problem = value === undefined ? `'${text}' is not a decimal` : priceProblem(value, tick, text)
+  if (problem !== null || value === undefined) {
+    errors.push({ field, message: problem ?? `'${text}' is not a decimal` })
+    return null
+  }
+  return value
+}
+
+/** Parses `max_slippage` (default 0.05); pushes an error unless it is a positive decimal. */
+export const parseSlippage = (field: string, text: string | undefined, errors: Array<FieldError>): F.Fixed | null => {
+  if (text === undefined) return DEFAULT_SLIPPAGE
+  const value = F.parse(text)
+  if (value === undefined || value <= 0) {
+    errors.push({ field, message: `'${text}' must be a positive decimal` })
+    return null
+  }
+  return value
+}
+
+/**
+ * The protection price of a stop_market at `level`: `protection` if given, else `level − slippage` for a sell and
+ * `level + slippage` for a buy; rounded onto the grid away from aggression and clamped to [tick, 1 − tick].
+ */
+export const protectionPrice = (
+  side: Side,
+  level: F.Fixed,
+  protection: F.Fixed | null,
+  slippage: F.Fixed,
+  tick: F.Fixed
+): F.Fixed => passivePrice(side, protection ?? (side === "buy" ? F.add(level, slippage) : F.sub(level, slippage)), tick)
+
+/** Refuses `protection` and `max_slippage` on a stop whose child is a limit at `price` (they would do nothing). */
+export const refuseProtection = (params: Params, what: string, errors: Array<FieldError>) => {
+  if (params.protection !== undefined) {
+    errors.push({
+      field: "params.protection",
+      message: `${what} sends a limit at price; protection is for stop_market`
+    })
+  }
+  if (params.max_slippage !== undefined) {
+    errors.push({
+      field: "params.max_slippage",
+      message: `${what} sends a limit at price; max_slippage is for stop_market`
+    })
+  }
+}
+
+const checkStop = (spec: ParentSpec, type: string, errors: Array<FieldError>): F.Fixed | null => {
+  if (spec.stopPrice === null) {
+    errors.push({ field: "stop_price", message: `a ${type} needs a stop_price` })
+    return null
+  }
+  const problem = priceProblem(spec.stopPrice, spec.tick)
+  if (problem !== null) errors.push({ field: "stop_price", message: problem })
+  return problem === null ? spec.stopPrice : null
+}
+
+type Validated = { readonly params: Typed } | { readonly errors: ReadonlyArray<FieldError> }
+
+/** Checks a stop_market against its parent: `stop_price` required, no `price`, `protection` on the grid, `max_slippage` positive. */
+export const validateStopMarket = (spec: ParentSpec, params: Params): Validated => {
+  const errors: Array<FieldError> = []
+  const stop = checkStop(spec, "stop_market", errors)
+  if (spec.price !== null) {
+    errors.push({ field: "price", message: "a stop_market takes no price; use params.protection, or a stop_limit" })
+  }
+  const protection = parsePrice("params.protection", params.protection, spec.tick, errors)
+  const slippage = parseSlippage("params.max_slippage", params.max_slippage, errors)
+  if (errors.length > 0 || stop === null || slippage === null) return { errors }
+  const limit = protectionPrice(spec.side, stop, protection, slippage, spec.tick)
+  return { params: { source: params.trigger_source ?? "touch", stop, limit, ioc: true, protection: limit } }
+}
+
+/** Checks a stop_limit against its parent: `stop_price` and `price` required; `protection`/`max_slippage` refused. */
+export const validateStopLimit = (spec: ParentSpec, params: Params): Validated => {
+  const errors: Array<FieldError> = []
+  const stop = checkStop(spec, "stop_limit", errors)
+  if (spec.price === null) errors.push({ field: "price", message: "a stop_limit needs a price" })
+  else {
+    const problem = priceProblem(spec.price, spec.tick)
+    if (problem !== null) errors.push({ field: "price", message: problem })
+  }
+  refuseProtection(params, "a stop_limit", errors)
+  if (errors.length > 0 || stop === null || spec.price === null) return { errors }
+  const limit = passivePrice(spec.side, spec.price, spec.tick)
+  return { params: { source: params.trigger_source ?? "touch", stop, limit, ioc: false, protection: null } }
+}
+
+/**
+ * The commands of a stop that fires: `Trigger`, `managed.triggered`, then its one child for the whole amount.
+ * `child.price` must already be on the grid and clamped ({@link protectionPrice} or `passivePrice`).
+ */
+export const fireCommands = (
+  spec: ParentSpec,
+  trigger: { readonly reference: F.Fixed; readonly level: F.Fixed; readonly source: TriggerSource },
+  child: { readonly price: F.Fixed; readonly ioc: boolean }
+): ReadonlyArray<Command> => [
+  { _tag: "Trigger" },
+  {
+    _tag: "Emit",
+    kind: "managed.triggered",
+    payload: { reference: F.format(trigger.reference), level: F.format(trigger.level), source: trigger.source }
+  },
+  {
+    _tag: "Place",
+    spec: {
+      child: STOP_CHILD,
+      side: spec.side,
+      price: child.price,
+      amount: spec.amount,
+      timeInForce: child.ioc ? "ioc" : spec.timeInForce,
+      postOnly: false,
+      reduceOnly: spec.reduceOnly,
+      role: "stop"
+    }
+  }
+]
+
+/**
+ * Follows a fired stop's child: fills add up once per fill id; its end finishes the parent (`closed` when all
+ * filled, `rejected` with the venue's reason, else `canceled`). Answers null for inputs it does not handle.
+ */
+export const followChild = <S extends ChildTrack>(spec: ParentSpec, state: S, input: Input): Step<S> | null => {
+  if (!state.fired || state.finished) return null
+  if (input._tag === "ChildFill" && input.child === STOP_CHILD) {
+    if (state.seen.includes(input.fillId)) return { state, commands: [] }
+    return {
+      state: { ...state, filled: F.add(state.filled, input.amount), seen: [...state.seen, input.fillId] },
+      commands: []
+    }
+  }
+  if (input._tag === "ChildDone" && input.child === STOP_CHILD) {
+    const filled = F.max(state.filled, input.filled)
+    const done: S = { ...state, filled, finished: true }
+    if (input.status === "rejected") {
+      return {
+        state: done,
+        commands: [{ _tag: "Finish", status: "rejected", detail: input.reason ?? "the stop's child was refused" }]
+      }
+    }
+    if (filled >= spec.amount)
+      return { state: done, commands: [{ _tag: "Finish", status: "closed", detail: "filled" }] }
+    const detail = `the stop's child ended with ${F.format(filled)} of ${F.format(spec.amount)} filled`
+    return { state: done, commands: [{ _tag: "Finish", status: "canceled", detail }] }
+  }
+  return null
+}
+
+const stopCore: Core<Typed, State> = {
+  init: (_spec, params) => ({
+    state: {
+      stop: params.stop,
+      protection: params.protection,
+      fired: false,
+      filled: F.ZERO,
+      seen: [],
+      finished: false
+    },
+    commands: []
+  }),
+  step: (spec, params, state, input) => {
+    if (state.finished) return { state, commands: [] }
+    if (state.fired) return followChild(spec, state, input) ?? { state, commands: [] }
+    if (input._tag !== "Market") return { state, commands: [] }
+    const ref = triggerReference(params.source, spec.side, input.view)
+    if (ref === null || !fires(spec.side, ref, params.stop)) return { state, commands: [] }
+    return {
+      state: { ...state, fired: true },
+      commands: fireCommands(
+        spec,
+        { reference: ref, level: params.stop, source: params.source },
+        { price: params.limit, ioc: params.ioc }
+      )
+    }
+  },
+  info: (state) => ({
+    stop_price: F.format(state.stop),
+    protection: F.formatOrNull(state.protection),
+    fired: state.fired,
+    filled: F.format(state.filled)
+  })
+}
+
+/** stop_market: fires once, then an IOC limit at the protection price for the whole amount. Params: {@link validateStopMarket}. */
+export const stopMarket: Core<Typed, State> = stopCore
+
+/** stop_limit: fires once, then a limit at the parent's price with its time in force. Params: {@link validateStopLimit}. */
+export const stopLimit: Core<Typed, State> = stopCore

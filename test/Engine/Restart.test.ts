@@ -1,0 +1,125 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Exit, Layer, Scope, TestClock, TestContext } from "effect"
+import { authLayer, deskServices } from "../../src/Cli.ts"
+import { renderOrder } from "../../src/Domain/Order.ts"
+import { type CreateInput, Engine } from "../../src/Engine/Engine.ts"
+import { REGISTRY } from "../../src/Engine/Registry.ts"
+import { engineDatabase } from "../../src/Persistence/Sql.ts"
+import { OrderStore } from "../../src/Services/OrderStore.ts"
+import { VenueGateway } from "../../src/Services/VenueGateway.ts"
+import { Desk, renderFill } from "../../src/Trading/Desk.ts"
+import { price } from "./Support.ts"
+
+const settle = Effect.forEach(Array.from({ length: 60 }), () => Effect.yieldNow(), { discard: true })
+const run = (seconds: number) =>
+  Effect.forEach(Array.from({ length: seconds }), () => Effect.zipRight(TestClock.adjust("1 second"), settle), {
+    discard: true
+  })
+
+/** Parents of every type that are still working twenty seconds in. */
+const parentsFor = (marketId: string, bid: number, ask: number): ReadonlyArray<CreateInput> =>
+  [
+    { type: "stop_market", side: "sell", amount: "3", stopPrice: price(Math.max(1, bid - 2)), params: {} },
+    {
+      type: "stop_limit",
+      side: "buy",
+      amount: "3",
+      stopPrice: price(Math.min(99, ask + 2)),
+      price: price(Math.min(99, ask + 4)),
+      params: {}
+    },
+    { type: "trailing_stop", side: "sell", amount: "2", params: { trail: "0.03" } },
+    {
+      type: "iceberg",
+      side: "buy",
+      amount: "40",
+      price: price(ask),
+      params: { display: "3", reload_delay_s: 4, jitter_s: 2 }
+    },
+    {
+      type: "oco",
+      side: "buy",
+      amount: "6",
+      params: {
+        legs: [
+          { side: "buy", type: "limit", price: price(bid) },
+          { side: "sell", type: "limit", price: price(Math.min(99, ask + 1)) }
+        ]
+      }
+    },
+    {
+      type: "bracket",
+      side: "buy",
+      amount: "6",
+      params: {
+        entry: { price: price(bid) },
+        take_profit: { price: price(Math.min(99, ask + 2)) },
+        stop_loss: { stop_price: price(Math.max(1, bid - 3)) }
+      }
+    },
+    { type: "twap", side: "buy", amount: "12", price: price(bid), params: { window_s: 60, slices: 6 } },
+    { type: "peg", side: "buy", amount: "5", params: { reference: "near", min_stay_s: 5 } },
+    {
+      type: "smart_taker",
+      side: "buy",
+      amount: "30",
+      params: { clip: "2", interval_s: 3, limit: price(ask), expires_s: 50 }
+    }
+  ].map((p) => ({ ...p, marketId, account: "sim:default" }) as CreateInput)
+
+/** The same parents over the same market for 80 s; with `restart` the driver stops and starts again at 20 s. */
+const scenario = (restart: boolean) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const base = yield* Layer.buildWithScope(
+      deskServices({
+        seed: 11,
+        store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(":memory:"))),
+        auth: authLayer(":memory:")
+      }),
+      scope
+    )
+    const startEngine = Effect.gen(function* () {
+      const engineScope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(Engine.layer(REGISTRY), engineScope).pipe(Effect.provide(base))
+      return { engine: Context.get(context, Engine), engineScope }
+    })
+    let started = yield* startEngine
+    const desk = Context.get(base, Desk)
+    const store = Context.get(base, OrderStore)
+    const sim = Context.get(base, VenueGateway).venue("sim")!
+    const market = (yield* sim.markets).find((m) => m.status === "open")!
+    const book = yield* sim.book(market.nativeId)
+    const bid = Math.round(book.bids[0]!.price / 10_000)
+    const ask = Math.round(book.asks[0]!.price / 10_000)
+    for (const input of parentsFor(`sim:${market.nativeId}`, bid, ask)) {
+      yield* started.engine.create(input, "test")
+    }
+    yield* run(20)
+    const live = (yield* store.liveParents).length
+    if (restart) {
+      yield* Scope.close(started.engineScope, Exit.void)
+      started = yield* startEngine
+    }
+    yield* run(60)
+    const orders = (yield* desk.list({})).map(renderOrder)
+    const fills = (yield* desk.fills({})).map(renderFill)
+    yield* Scope.close(started.engineScope, Exit.void)
+    yield* Scope.close(scope, Exit.void)
+    return { live, orders, fills }
+  }).pipe(Effect.provide(TestContext.TestContext))
+
+describe("restart", () => {
+  it.effect("parents of every type restored mid-way reach the same orders and fills as an uninterrupted run", () =>
+    Effect.gen(function* () {
+      const straight = yield* scenario(false)
+      const restarted = yield* scenario(true)
+      assert.isAtLeast(straight.live, 5, "most parents are still working when the driver stops")
+      assert.isAbove(straight.fills.length, 0)
+      assert.deepStrictEqual(restarted.orders, straight.orders)
+      assert.deepStrictEqual(restarted.fills, straight.fills)
+      const types = new Set(straight.orders.filter((o) => o.held_by === "engine").map((o) => o.type))
+      assert.strictEqual(types.size, 9)
+    })
+  )
+})

@@ -1,0 +1,546 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import * as F from "../../src/Domain/Fixed.ts"
+import type { ChildSpec, Command, Core, Input, MarketView, ParentSpec } from "../../src/Engine/Core.ts"
+import { core, type Params, sliceAt, type State, type Typed, validate, windowEnd } from "../../src/Engine/Twap.ts"
+
+// ---- a tiny deterministic venue: keeps the children a core places and feeds back what the driver would ----
+
+const RUNS = process.env["CROSSBOOK_LONG"] ? { numRuns: 5000 } : { seed: 42, numRuns: 200 }
+
+interface VenueChild {
+  readonly spec: ChildSpec
+  readonly placedAt: number
+  filled: F.Fixed
+  done: boolean
+  accepted: boolean
+  cancelAsked: boolean
+}
+
+type Act =
+  | { readonly t: "fill"; readonly pick: number; readonly pct: number }
+  | { readonly t: "dup"; readonly pick: number }
+  | { readonly t: "accept"; readonly pick: number }
+  | { readonly t: "cancelAck"; readonly pick: number }
+  | { readonly t: "venueEnd"; readonly pick: number }
+  | { readonly t: "market"; readonly bid: number | null; readonly ask: number | null }
+  | { readonly t: "wait"; readonly ms: number }
+
+type Fill = Input & { readonly _tag: "ChildFill" }
+type Check<S> = (venue: Venue<any, S>, input: Input | null, commands: ReadonlyArray<Command>) => void
+
+class Venue<P, S> {
+  now: number
+  state: S
+  view: MarketView | null = null
+  finished: (Command & { readonly _tag: "Finish" }) | null = null
+  readonly children = new Map<number, VenueChild>()
+  readonly timers = new Map<string, number>()
+  readonly fills: Array<Fill> = []
+  readonly log: Array<{ readonly ts: number; readonly command: Command }> = []
+  private seq = 0
+
+  constructor(
+    readonly core: Core<P, S>,
+    readonly spec: ParentSpec,
+    readonly params: P,
+    seed: number,
+    readonly check: Check<S> = () => {}
+  ) {
+    this.now = spec.createdAt
+    const first = core.init(spec, params, seed)
+    this.state = first.state
+    this.execute(null, first.commands)
+  }
+
+  feed(input: Input): ReadonlyArray<Command> {
+    if (this.finished !== null && input._tag !== "ChildFill") return []
+    const step = this.core.step(this.spec, this.params, this.state, input)
+    expect(JSON.parse(JSON.stringify(step.state))).toEqual(step.state)
+    this.state = step.state
+    this.execute(input, step.commands)
+    return step.commands
+  }
+
+  private execute(input: Input | null, commands: ReadonlyArray<Command>) {
+    const ts = input?.ts ?? this.spec.createdAt
+    for (const command of commands) {
+      this.log.push({ ts, command })
+      switch (command._tag) {
+        case "Place":
+          expect(this.finished, "no child after Finish").toBeNull()
+          expect(this.children.has(command.spec.child), "child numbers are fresh").toBe(false)
+          this.children.set(command.spec.child, {
+            spec: command.spec,
+            placedAt: ts,
+            filled: F.ZERO,
+            done: false,
+            accepted: false,
+            cancelAsked: false
+          })
+          break
+        case "Cancel": {
+          const child = this.children.get(command.child)
+          if (child !== undefined && !child.done) child.cancelAsked = true
+          break
+        }
+        case "SetTimer":
+          if (this.finished === null) this.timers.set(command.timer, command.at)
+          break
+        case "Finish":
+          expect(this.finished, "G1: a parent finishes once").toBeNull()
+          this.finished = command
+          this.timers.clear()
+          for (const child of this.live()) child.cancelAsked = true
+          break
+        case "Emit":
+        case "Trigger":
+          break
+      }
+    }
+    this.check(this, input, commands)
+  }
+
+  live(): Array<VenueChild> {
+    return [...this.children.values()].filter((c) => !c.done)
+  }
+
+  /** Σ of every distinct fill. */
+  filled(): F.Fixed {
+    return [...this.children.values()].reduce((sum, c) => F.add(sum, c.filled), F.ZERO)
+  }
+
+  /** Σ of what live children may still fill. */
+  open(): F.Fixed {
+    return this.live().reduce((sum, c) => F.add(sum, F.sub(c.spec.amount, c.filled)), F.ZERO)
+  }
+
+  places(): Array<{ readonly ts: number; readonly spec: ChildSpec }> {
+    return this.log.flatMap((e) => (e.command._tag === "Place" ? [{ ts: e.ts, spec: e.command.spec }] : []))
+  }
+
+  end(child: VenueChild, status: "closed" | "canceled" | "expired") {
+    child.done = true
+    if (this.finished === null) {
+      this.feed({
+        _tag: "ChildDone",
+        ts: this.now,
+        child: child.spec.child,
+        status,
+        filled: child.filled,
+        reason: null
+      })
+    }
+  }
+
+  fill(child: VenueChild, amount: F.Fixed) {
+    child.filled = F.add(child.filled, amount)
+    const fill: Fill = {
+      _tag: "ChildFill",
+      ts: this.now,
+      child: child.spec.child,
+      fillId: `x${++this.seq}`,
+      price: child.spec.price,
+      amount
+    }
+    this.fills.push(fill)
+    this.feed(fill)
+    if (child.filled >= child.spec.amount && !child.done) this.end(child, "closed")
+  }
+
+  market(view: MarketView) {
+    this.view = view
+    this.feed({ _tag: "Market", ts: this.now, view })
+  }
+
+  /** Fires the earliest timer due at or before `until`; false when none is. */
+  fireNext(until: number): boolean {
+    let next: [string, number] | undefined
+    for (const entry of this.timers) if (entry[1] <= until && (next === undefined || entry[1] < next[1])) next = entry
+    if (next === undefined) return false
+    this.timers.delete(next[0])
+    this.now = Math.max(this.now, next[1])
+    this.feed({ _tag: "Timer", ts: next[1], timer: next[0] })
+    return true
+  }
+
+  act(a: Act) {
+    const pick = <A>(items: ReadonlyArray<A>, n: number): A | undefined => items[n % Math.max(1, items.length)]
+    switch (a.t) {
+      case "fill": {
+        const child = pick(this.live(), a.pick)
+        if (child === undefined) break
+        const lots = Math.round(F.sub(child.spec.amount, child.filled) / this.spec.lot)
+        if (lots > 0) this.fill(child, F.mul(F.fromInt(Math.max(1, Math.floor((lots * a.pct) / 100))), this.spec.lot))
+        break
+      }
+      case "dup": {
+        const fill = pick(this.fills, a.pick)
+        if (fill !== undefined) this.feed({ ...fill, ts: this.now })
+        break
+      }
+      case "accept": {
+        const child = pick(
+          this.live().filter((c) => !c.accepted),
+          a.pick
+        )
+        if (child === undefined) break
+        child.accepted = true
+        if (this.finished === null) this.feed({ _tag: "ChildAccepted", ts: this.now, child: child.spec.child })
+        break
+      }
+      case "cancelAck": {
+        const child = pick(
+          this.live().filter((c) => c.cancelAsked),
+          a.pick
+        )
+        if (child !== undefined) this.end(child, "canceled")
+        break
+      }
+      case "venueEnd": {
+        const child = pick(this.live(), a.pick)
+        if (child !== undefined) this.end(child, a.pick % 2 === 0 ? "canceled" : "expired")
+        break
+      }
+      case "market":
+        if (this.finished === null) {
+          const tick = this.spec.tick
+          const at = (n: number | null) => (n === null ? null : F.mul(tick, F.fromInt(n)))
+          this.market({ bestBid: at(a.bid), bestAsk: at(a.ask), last: null })
+        }
+        break
+      case "wait": {
+        const until = this.now + a.ms
+        while (this.fireNext(until));
+        this.now = until
+        break
+      }
+    }
+    while (this.fireNext(this.now));
+  }
+
+  /** Lets the venue answer everything: cancels land, IOCs end, timers fire, until nothing is left to happen. */
+  drain(steps = 1000) {
+    for (let i = 0; i < steps; i++) {
+      const asked = this.live().find((c) => c.cancelAsked)
+      const ioc = this.live().find((c) => c.spec.timeInForce === "ioc")
+      if (asked !== undefined) this.end(asked, "canceled")
+      else if (ioc !== undefined) this.end(ioc, "expired")
+      else if (!this.fireNext(Number.POSITIVE_INFINITY)) return
+    }
+  }
+}
+
+const actArb = (maxWaitMs: number): fc.Arbitrary<Act> =>
+  fc.oneof(
+    {
+      arbitrary: fc.record({ t: fc.constant("fill" as const), pick: fc.nat(), pct: fc.integer({ min: 1, max: 100 }) }),
+      weight: 5
+    },
+    { arbitrary: fc.record({ t: fc.constant("dup" as const), pick: fc.nat() }), weight: 1 },
+    { arbitrary: fc.record({ t: fc.constant("accept" as const), pick: fc.nat() }), weight: 1 },
+    { arbitrary: fc.record({ t: fc.constant("cancelAck" as const), pick: fc.nat() }), weight: 3 },
+    { arbitrary: fc.record({ t: fc.constant("venueEnd" as const), pick: fc.nat() }), weight: 1 },
+    {
+      arbitrary: fc
+        .tuple(fc.integer({ min: 1, max: 97 }), fc.integer({ min: 1, max: 4 }), fc.nat(9))
+        .map(([bid, spread, gap]): Act => ({
+          t: "market",
+          bid: gap === 0 ? null : bid,
+          ask: gap === 1 ? null : Math.min(99, bid + spread)
+        })),
+      weight: 3
+    },
+    { arbitrary: fc.record({ t: fc.constant("wait" as const), ms: fc.integer({ min: 0, max: maxWaitMs }) }), weight: 4 }
+  )
+
+/** W2: Σ filled + Σ open never exceeds Q. */
+const checkExposure = (venue: Venue<any, any>) => {
+  expect(F.add(venue.filled(), venue.open()), "W2: Σ filled + Σ open <= Q").toBeLessThanOrEqual(venue.spec.amount)
+}
+
+/** G2: the core's filled is the sum of the distinct fills, and never above the amount. */
+const checkFills = <S>(venue: Venue<any, S>, info: (state: S) => Readonly<Record<string, unknown>>) => {
+  expect(F.of(String(info(venue.state)["filled"])), "G2: filled = Σ distinct fills").toBe(venue.filled())
+  expect(venue.filled(), "G2: filled <= amount").toBeLessThanOrEqual(venue.spec.amount)
+}
+
+const baseSpec = (over: Partial<ParentSpec> = {}): ParentSpec => ({
+  id: "mo_1",
+  side: "buy",
+  amount: F.of("10"),
+  price: F.of("0.4"),
+  stopPrice: null,
+  timeInForce: "gtc",
+  postOnly: false,
+  reduceOnly: false,
+  tick: F.of("0.01"),
+  lot: F.of("1"),
+  createdAt: 1_000_000,
+  ...over
+})
+
+const ok = <T>(
+  result: { readonly params: T } | { readonly errors: ReadonlyArray<{ field: string; message: string }> }
+): T => {
+  if ("errors" in result) throw new Error(JSON.stringify(result.errors))
+  return result.params
+}
+
+const fieldsOf = (result: { readonly params: unknown } | { readonly errors: ReadonlyArray<{ field: string }> }) =>
+  "errors" in result ? result.errors.map((e) => e.field) : []
+
+// ---- end of the tiny venue ----
+
+const T0 = 1_000_000
+
+const twap = (over: Partial<ParentSpec> = {}, params: Params = { window_s: 60, slices: 3 }) => {
+  const spec = baseSpec(over)
+  return { spec, params: ok(validate(spec, params)) }
+}
+
+const placed = (commands: ReadonlyArray<Command>) =>
+  commands.flatMap((c) => (c._tag === "Place" ? [[c.spec.child, F.format(c.spec.amount), c.spec.timeInForce]] : []))
+
+describe("twap", () => {
+  it("validates window, slices, limit and post_only", () => {
+    const spec = baseSpec()
+    expect(fieldsOf(validate(spec, { window_s: 0, slices: 3 }))).toEqual(["params.window_s"])
+    expect(fieldsOf(validate(spec, { window_s: 60, slices: 0 }))).toEqual(["params.slices"])
+    expect(fieldsOf(validate(spec, { window_s: 60, slices: 11 }))).toEqual(["params.slices"])
+    expect(fieldsOf(validate(baseSpec({ postOnly: true }), { window_s: 60, slices: 2, style: "taker" }))).toEqual([
+      "post_only"
+    ])
+    expect(fieldsOf(validate(baseSpec({ price: null }), { window_s: 60, slices: 2 }))).toEqual(["params.limit"])
+    expect(fieldsOf(validate(spec, { window_s: 60, slices: 2, limit: "0.405" }))).toEqual(["params.limit"])
+    expect(validate(spec, { window_s: 60, slices: 3 })).toEqual({
+      params: {
+        windowMs: 60_000,
+        slices: 3,
+        style: "limit",
+        limit: F.of("0.4"),
+        finish: "complete",
+        planned: [F.of("4"), F.of("3"), F.of("3")]
+      }
+    })
+    expect(ok(validate(spec, { window_s: 60, slices: 3, limit: "0.42" })).limit).toBe(F.of("0.42"))
+  })
+
+  it("sends slice 0 in init with the parent's time in force and post_only, and times the next", () => {
+    const { spec, params } = twap({ postOnly: true, timeInForce: "gtd" })
+    const first = core.init(spec, params, 1)
+    expect(first.commands).toEqual([
+      { _tag: "Trigger" },
+      {
+        _tag: "Place",
+        spec: {
+          child: 1,
+          side: "buy",
+          price: F.of("0.4"),
+          amount: F.of("4"),
+          timeInForce: "gtd",
+          postOnly: true,
+          reduceOnly: false,
+          role: "slice"
+        }
+      },
+      { _tag: "Emit", kind: "managed.slice", payload: { child: 1, slice: 1, of: 3, amount: "4", price: "0.4" } },
+      { _tag: "SetTimer", timer: "slice:1", at: T0 + 20_000 }
+    ])
+    expect(core.info(first.state)).toEqual({ slices_sent: 1, planned: "4", live_children: [1], filled: "0" })
+  })
+
+  it("cancels the previous slice's rest and sizes the next to catch up, without counting in-flight size twice", () => {
+    const { spec, params } = twap()
+    const v = new Venue(core, spec, params, 1)
+    v.now = T0 + 5000
+    v.fill(v.children.get(1)!, F.of("1"))
+    v.now = T0 + 20_000
+    const at1 = v.feed({ _tag: "Timer", ts: v.now, timer: "slice:1" })
+    // planned 7, filled 1, child 1 still has 3 in flight: the new slice is 3.
+    expect(at1.filter((c) => c._tag === "Cancel")).toEqual([{ _tag: "Cancel", child: 1 }])
+    expect(placed(at1)).toEqual([[2, "3", "gtc"]])
+    v.now = T0 + 30_000
+    v.end(v.children.get(1)!, "canceled")
+    v.now = T0 + 40_000
+    const at2 = v.feed({ _tag: "Timer", ts: v.now, timer: "slice:2" })
+    // planned 10, filled 1, child 2 still has 3 in flight (cancel just asked): 6.
+    expect(placed(at2)).toEqual([[3, "6", "gtc"]])
+    expect(at2.at(-1)).toEqual({ _tag: "SetTimer", timer: "end", at: T0 + 60_000 })
+    v.now = T0 + 45_000
+    v.end(v.children.get(2)!, "canceled")
+    v.fill(v.children.get(3)!, F.of("2"))
+    v.now = T0 + 60_000
+    const end = v.feed({ _tag: "Timer", ts: v.now, timer: "end" })
+    expect(end).toEqual([{ _tag: "Cancel", child: 3 }])
+    const landed = v.feed({
+      _tag: "ChildDone",
+      ts: v.now,
+      child: 3,
+      status: "canceled",
+      filled: F.of("2"),
+      reason: null
+    })
+    v.children.get(3)!.done = true
+    expect(placed(landed)).toEqual([[4, "7", "ioc"]])
+    v.fill(v.children.get(4)!, F.of("5"))
+    v.end(v.children.get(4)!, "expired")
+    expect(v.finished).toEqual({
+      _tag: "Finish",
+      status: "canceled",
+      detail: "the window ended; filled 8 of 10"
+    })
+  })
+
+  it("taker style sends IOC slices and closes when everything fills", () => {
+    const { spec, params } = twap({}, { window_s: 30, slices: 2, style: "taker", limit: "0.45" })
+    const v = new Venue(core, spec, params, 1)
+    expect(v.places().map((p) => [p.spec.timeInForce, p.spec.price, p.spec.postOnly])).toEqual([
+      ["ioc", F.of("0.45"), false]
+    ])
+    v.fill(v.children.get(1)!, F.of("5"))
+    v.act({ t: "wait", ms: 15_000 })
+    expect(v.places().map((p) => [p.ts, F.format(p.spec.amount)])).toEqual([
+      [T0, "5"],
+      [T0 + 15_000, "5"]
+    ])
+    v.fill(v.children.get(2)!, F.of("5"))
+    expect(v.finished?.status).toBe("closed")
+  })
+
+  it("finish stop gives up at the window end and sends nothing after it", () => {
+    const { spec, params } = twap({}, { window_s: 10, slices: 2, finish: "stop" })
+    const v = new Venue(core, spec, params, 1)
+    v.fill(v.children.get(1)!, F.of("2"))
+    v.act({ t: "wait", ms: 20_000 })
+    expect(v.finished).toEqual({
+      _tag: "Finish",
+      status: "canceled",
+      detail: "the window ended (finish: stop); filled 2 of 10"
+    })
+    expect(v.log.filter((e) => e.command._tag === "Finish").map((e) => e.ts)).toEqual([T0 + 10_000])
+    expect(v.places().every((p) => p.ts < T0 + 10_000)).toBe(true)
+  })
+
+  it("ends rejected when a slice is refused, and ignores duplicate fills", () => {
+    const { spec, params } = twap()
+    const v = new Venue(core, spec, params, 1)
+    v.fill(v.children.get(1)!, F.of("1"))
+    v.feed({ ...v.fills[0]!, ts: v.now })
+    expect(core.info(v.state)["filled"]).toBe("1")
+    v.feed({ _tag: "ChildDone", ts: v.now, child: 1, status: "rejected", filled: F.ZERO, reason: "market halted" })
+    expect(v.finished).toEqual({ _tag: "Finish", status: "rejected", detail: "market halted" })
+  })
+
+  it("W1: planned slice sizes add up to Q exactly, in lots, the remainder on the first slices", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom("1", "0.5", "10", "0.01"),
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.integer({ min: 1, max: 500 }),
+        (lotText, lots, wanted) => {
+          const lot = F.of(lotText)
+          const spec = baseSpec({ amount: (lots * lot) as F.Fixed, lot })
+          const slices = Math.min(wanted, lots)
+          const { planned } = ok(validate(spec, { window_s: 60, slices }))
+          expect(planned.length).toBe(slices)
+          expect(planned.reduce((a, b) => F.add(a, b), F.ZERO)).toBe(spec.amount)
+          for (let i = 0; i < planned.length; i++) {
+            expect(F.isMultipleOf(planned[i]!, lot) && planned[i]! > 0).toBe(true)
+            if (i > 0) expect(planned[i - 1]! - planned[i]!).toBeGreaterThanOrEqual(0)
+          }
+          expect(planned[0]! - planned.at(-1)!).toBeLessThanOrEqual(lot)
+        }
+      ),
+      RUNS
+    )
+  })
+
+  const scenario = fc
+    .record({
+      lots: fc.integer({ min: 1, max: 40 }),
+      slices: fc.integer({ min: 1, max: 8 }),
+      windowMs: fc.integer({ min: 1, max: 60_000 }),
+      style: fc.constantFrom("limit" as const, "taker" as const),
+      finish: fc.constantFrom("complete" as const, "stop" as const),
+      side: fc.constantFrom("buy" as const, "sell" as const),
+      postOnly: fc.boolean()
+    })
+    .chain((p) =>
+      fc.record({
+        p: fc.constant(p),
+        acts: fc.array(actArb(Math.ceil((1.5 * p.windowMs) / p.slices)), { maxLength: 80 })
+      })
+    )
+  type Scenario = typeof scenario extends fc.Arbitrary<infer A> ? A : never
+
+  const run = ({ p, acts }: Scenario, check: (spec: ParentSpec, params: Typed) => Check<State>) => {
+    const spec = baseSpec({ side: p.side, amount: F.fromInt(p.lots), postOnly: p.postOnly && p.style === "limit" })
+    const params = ok(
+      validate(spec, {
+        window_s: p.windowMs / 1000,
+        slices: Math.min(p.slices, p.lots),
+        style: p.style,
+        finish: p.finish,
+        limit: "0.45"
+      })
+    )
+    const v = new Venue<Typed, State>(core, spec, params, 1, check(spec, params))
+    for (const a of acts) v.act(a)
+    v.drain()
+    expect(v.finished, "a twap always ends once the venue answers").not.toBeNull()
+    return v
+  }
+
+  it("W2: Σ filled + Σ open <= Q at every step", () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        run(s, () => (venue) => checkExposure(venue))
+      }),
+      RUNS
+    )
+  })
+
+  it("W3: slices fall on their times inside the window; nothing is sent after it with finish: stop", () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        run(s, (spec, params) => {
+          const times = Array.from({ length: params.slices }, (_, i) => sliceAt(spec, params, i))
+          const end = windowEnd(spec, params)
+          let next = 0
+          let finals = 0
+          return (venue, input, commands) => {
+            const ts = input?.ts ?? spec.createdAt
+            for (const c of commands) {
+              if (c._tag !== "Place") continue
+              if (ts < end) {
+                while (next < times.length && times[next]! < ts) next++
+                expect(times[next], "a slice is sent at its own time").toBe(ts)
+                expect(ts).toBeGreaterThanOrEqual(spec.createdAt)
+                next++
+                expect(c.spec.timeInForce).toBe(params.style === "taker" ? "ioc" : spec.timeInForce)
+              } else {
+                expect(params.finish, "nothing after the window with finish: stop").toBe("complete")
+                expect(c.spec.timeInForce).toBe("ioc")
+                expect(++finals, "one IOC at the window end").toBe(1)
+              }
+            }
+            if (venue.finished !== null && params.finish === "stop" && venue.filled() < spec.amount) {
+              expect(venue.log.find((e) => e.command._tag === "Finish")?.ts).toBe(end)
+            }
+          }
+        })
+      }),
+      RUNS
+    )
+  })
+
+  it("G2: filled is the sum of distinct fills, and <= amount", () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        run(s, () => (venue) => checkFills(venue, core.info))
+      }),
+      RUNS
+    )
+  })
+})
