@@ -191,7 +191,7 @@ const tryPlace = (spec: ParentSpec, params: Typed, state: State, ts: number, com
   })
   commands.push({
     _tag: "Emit",
-    kind: "managed.child",
+    kind: "managed.peg",
     payload: { child, price: F.format(price), amount: F.format(amount), reason: first ? "peg" : "repeg" }
   })
   if (params.minStayMs > 0) commands.push({ _tag: "SetTimer", timer: `stay:${child}`, at: ts + params.minStayMs })

@@ -369,7 +369,7 @@ describe("peg", () => {
           role: "peg"
         }
       },
-      { _tag: "Emit", kind: "managed.child", payload: { child: 1, price: "0.41", amount: "10", reason: "peg" } },
+      { _tag: "Emit", kind: "managed.peg", payload: { child: 1, price: "0.41", amount: "10", reason: "peg" } },
       { _tag: "SetTimer", timer: "stay:1", at: v.now + 2000 }
     ])
     expect(core.info(v.state)).toEqual({ anchor: "0.41", price: "0.41", live_child: 1, repegs: 0, filled: "0" })
