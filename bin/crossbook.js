@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The `crossbook` command: runs src/main.ts on Node 20 through tsx's loader.
+// The `crossbook` command: runs sim/main.ts (the server and simulation commands) through tsx's loader.
 import { register } from "tsx/esm/api"
 
 register()
-await import("../src/main.ts")
+await import("../sim/main.ts")

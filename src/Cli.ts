@@ -281,9 +281,12 @@ const openapi = Command.make(
     })
 ).pipe(Command.withDescription("Print the OpenAPI document the server publishes"))
 
-export const root = Command.make(NAME).pipe(
-  Command.withDescription("Self-hosted trading server for prediction markets"),
-  Command.withSubcommands([serve, token, me, orders, openapi])
-)
-
-export const run = Command.run(root, { name: NAME, version: VERSION })
+/** The command tree, with the commands that live outside `src/` (simulation, backtests) added by the entry point. */
+export const makeCli = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(extra: Extra) =>
+  Command.run(
+    Command.make(NAME).pipe(
+      Command.withDescription("Self-hosted trading server for prediction markets"),
+      Command.withSubcommands([serve, token, me, orders, openapi, ...extra])
+    ),
+    { name: NAME, version: VERSION }
+  )

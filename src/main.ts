@@ -1,6 +1,6 @@
-/** The one entry point: runs the CLI on Node. */
+/** The server's entry point without the simulation commands: runs the CLI on Node. */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
-import { run } from "./Cli.ts"
+import { makeCli } from "./Cli.ts"
 
-run(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain)
+makeCli([])(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain)

@@ -99,12 +99,13 @@ type EngineService = {
 }
 
 export class Engine extends Context.Tag("crossbook/Engine")<Engine, EngineService>() {
-  static layer(registry: Registry) {
-    return Layer.scoped(Engine, makeEngine(registry))
+  /** `seed` is mixed into every parent's own random source (the same parent id and seed draw the same numbers). */
+  static layer(registry: Registry, options: { readonly seed?: number } = {}) {
+    return Layer.scoped(Engine, makeEngine(registry, options.seed ?? 0))
   }
 }
 
-const makeEngine = (registry: Registry) =>
+const makeEngine = (registry: Registry, seed: number) =>
   Effect.gen(function* () {
     const desk = yield* Desk
     const store = yield* OrderStore
@@ -620,7 +621,7 @@ const makeEngine = (registry: Registry) =>
         }
         const id = yield* desk.nextParentId
         const fullSpec = { ...spec, id }
-        const first = kind.core.init(fullSpec, checked.params, seedOf(id))
+        const first = kind.core.init(fullSpec, checked.params, seedOf(id) ^ seed)
         const rt: Runtime = {
           id,
           type: input.type,

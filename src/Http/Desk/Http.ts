@@ -4,24 +4,15 @@ import { Effect } from "effect"
 import { Engine } from "../../Engine/Engine.ts"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
-import {
-  COMPLEX_TYPES,
-  type ComplexType,
-  type OrderStatus,
-  orderNumber,
-  renderOrder,
-  STATUSES,
-  TERMINAL
-} from "../../Domain/Order.ts"
+import { type OrderStatus, orderNumber, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { VenueGateway } from "../../Services/VenueGateway.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
+import { submitOrder } from "../../Trading/Submit.ts"
 import { unrealized } from "../../Trading/Ledger.ts"
 import { Api } from "../Api.ts"
 import { CurrentPrincipal, requirePermission } from "../Security.ts"
-
-const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
 
 export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
   Effect.gen(function* () {
@@ -85,54 +76,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
             gateway.venue(venue)?.accounts.length === 1 ? `${venue}:${gateway.venue(venue)!.accounts[0]}` : undefined
           const account = payload.account ?? fallback
           const [target] = yield* scope("trade", account)
-          if (COMPLEX.has(payload.type)) {
-            const type = payload.type as ComplexType
-            const { order, created } = yield* engine.create(
-              {
-                account: target!,
-                marketId: payload.market_id,
-                side: payload.side,
-                type,
-                amount: payload.amount,
-                price: payload.price,
-                stopPrice: payload.stop_price,
-                timeInForce: payload.time_in_force,
-                expiresAt: payload.expires_at,
-                postOnly: payload.post_only,
-                reduceOnly: payload.reduce_only,
-                clientOrderId: payload.client_order_id,
-                book: payload.book,
-                trader: payload.trader,
-                tags: payload.tags,
-                notes: payload.notes,
-                params: payload.params ?? {}
-              },
-              yield* actorName
-            )
-            return created ? renderOrder(order) : HttpServerResponse.unsafeJson(renderOrder(order), { status: 200 })
-          }
-          if (payload.params !== undefined) {
-            return yield* Effect.fail(ApiError.field("params", "a plain order takes no params"))
-          }
-          const { order, created } = yield* desk.place(
-            {
-              account: target!,
-              marketId: payload.market_id,
-              side: payload.side,
-              type: payload.type as "limit" | "market",
-              amount: payload.amount,
-              price: payload.price,
-              timeInForce: payload.time_in_force,
-              expiresAt: payload.expires_at,
-              postOnly: payload.post_only,
-              reduceOnly: payload.reduce_only,
-              clientOrderId: payload.client_order_id,
-              book: payload.book,
-              trader: payload.trader,
-              tags: payload.tags,
-              notes: payload.notes
-            },
-            yield* actorName
+          const { order, created } = yield* submitOrder(payload, target!, yield* actorName).pipe(
+            Effect.provideService(Desk, desk),
+            Effect.provideService(Engine, engine)
           )
           return created ? renderOrder(order) : HttpServerResponse.unsafeJson(renderOrder(order), { status: 200 })
         })

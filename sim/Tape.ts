@@ -1,0 +1,263 @@
+/** The tape: crossbook's one line-delimited JSON format for recorded or generated YES books, changes and trades. */
+/**
+ * # Tape format, version 1
+ *
+ * UTF-8 text, one JSON object per line, every line ending in "\n" (the last one too). Line 1 is the
+ * header; every other line is an event. Keys appear in the order written below; {@link formatTape} always
+ * writes them so, which makes the same tape the same bytes.
+ *
+ * Header:
+ * `{"type":"header","version":1,"source":"generated"|"polymarket"|"kalshi","markets":[{"id","title","tick","lot"}],"seed"?,"notes"?}`
+ * - `id` is `<venue>:<native id>` (`polymarket:<token id>`, `kalshi:<ticker>`, `sim:GEN-001`); every event's
+ *   `market` names one of these ids.
+ * - `tick` is the price grid and `lot` the order-size step the sim venue enforces for its own orders.
+ *   Recorded sizes need not be multiples of `lot` (Polymarket reports fills to 1e-6).
+ *
+ * Events, each with `ts` (integer ms since the Unix epoch; never decreasing from one line to the next):
+ * - `{"type":"snapshot","ts","market","bids":[[price,size],...],"asks":[[price,size],...]}` — the whole YES
+ *   book, each side best first (bids by falling price, asks by rising price), no zero sizes; replaces the book.
+ * - `{"type":"change","ts","market","side":"bid"|"ask","price","size"}` — the new total size at one level;
+ *   `"0"` removes the level.
+ * - `{"type":"trade","ts","market","price","amount","taker_side":"buy"|"sell"}` — a print; `taker_side` is the
+ *   taker's direction in YES terms. A trade does not change the book: the changes it caused follow it as
+ *   `change` events (the generator writes them right after the trade with the same `ts`; recorded tapes keep
+ *   the venue's order).
+ * - `{"type":"status","ts","market","status":"open"|"closed"|"settled","result"?:"yes"|"no"}` — `result` only
+ *   with `settled`. A status does not change the book; a cleared book is written as an empty snapshot.
+ * - `{"type":"quote","ts","market","best_bid":price|null,"best_ask":price|null}` — the best bid/ask as the venue
+ *   stated it in the recording. Replays compare their own book against it; it never changes the book.
+ * - `{"type":"gap","ts","market","expected":n,"got":n}` — a sequence gap found in a recorded stream. The
+ *   book after a gap may be wrong until the next snapshot.
+ *
+ * Every price is a YES price and every price and size a canonical decimal string: digits, at most six places,
+ * no trailing zeros, no sign ("0.45", "100", "0" — never "0.450" or "1e2"). Prices lie strictly between 0 and 1.
+ * Snapshot sizes and trade amounts are positive; a change size may be "0".
+ */
+import { Either, ParseResult, Schema } from "effect"
+import * as F from "../src/Domain/Fixed.ts"
+
+const canonical = (s: string): F.Fixed | undefined => {
+  const v = F.parse(s)
+  return v !== undefined && v >= 0 && F.format(v) === s ? v : undefined
+}
+
+const Price = Schema.String.pipe(
+  Schema.filter((s) => {
+    const v = canonical(s)
+    return (v !== undefined && v > 0 && v < F.ONE) || `expected a canonical decimal price in (0, 1), got "${s}"`
+  })
+)
+const Size = Schema.String.pipe(
+  Schema.filter((s) => canonical(s) !== undefined || `expected a canonical non-negative decimal, got "${s}"`)
+)
+const PositiveSize = Schema.String.pipe(
+  Schema.filter((s) => (canonical(s) ?? 0) > 0 || `expected a canonical positive decimal, got "${s}"`)
+)
+const Ts = Schema.Int.pipe(Schema.nonNegative())
+const MarketId = Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_-]*:\S+$/))
+const Level = Schema.Tuple(Price, PositiveSize)
+
+/** One market a tape covers. */
+export const TapeMarket = Schema.Struct({ id: MarketId, title: Schema.String, tick: PositiveSize, lot: PositiveSize })
+export type TapeMarket = typeof TapeMarket.Type
+
+/** Line 1 of every tape. */
+export const TapeHeader = Schema.Struct({
+  type: Schema.Literal("header"),
+  version: Schema.Literal(1),
+  source: Schema.Literal("generated", "polymarket", "kalshi"),
+  markets: Schema.Array(TapeMarket),
+  seed: Schema.optionalWith(Schema.Int, { exact: true }),
+  notes: Schema.optionalWith(Schema.String, { exact: true })
+})
+export type TapeHeader = typeof TapeHeader.Type
+
+export const SnapshotEvent = Schema.Struct({
+  type: Schema.Literal("snapshot"),
+  ts: Ts,
+  market: MarketId,
+  bids: Schema.Array(Level),
+  asks: Schema.Array(Level)
+})
+export type SnapshotEvent = typeof SnapshotEvent.Type
+
+export const ChangeEvent = Schema.Struct({
+  type: Schema.Literal("change"),
+  ts: Ts,
+  market: MarketId,
+  side: Schema.Literal("bid", "ask"),
+  price: Price,
+  size: Size
+})
+export type ChangeEvent = typeof ChangeEvent.Type
+
+export const TradeEvent = Schema.Struct({
+  type: Schema.Literal("trade"),
+  ts: Ts,
+  market: MarketId,
+  price: Price,
+  amount: PositiveSize,
+  taker_side: Schema.Literal("buy", "sell")
+})
+export type TradeEvent = typeof TradeEvent.Type
+
+export const StatusEvent = Schema.Struct({
+  type: Schema.Literal("status"),
+  ts: Ts,
+  market: MarketId,
+  status: Schema.Literal("open", "closed", "settled"),
+  result: Schema.optionalWith(Schema.Literal("yes", "no"), { exact: true })
+})
+export type StatusEvent = typeof StatusEvent.Type
+
+export const QuoteEvent = Schema.Struct({
+  type: Schema.Literal("quote"),
+  ts: Ts,
+  market: MarketId,
+  best_bid: Schema.NullOr(Price),
+  best_ask: Schema.NullOr(Price)
+})
+export type QuoteEvent = typeof QuoteEvent.Type
+
+export const GapEvent = Schema.Struct({
+  type: Schema.Literal("gap"),
+  ts: Ts,
+  market: MarketId,
+  expected: Schema.Int.pipe(Schema.nonNegative()),
+  got: Schema.Int.pipe(Schema.nonNegative())
+})
+export type GapEvent = typeof GapEvent.Type
+
+/** Any line after the header. */
+export const TapeEvent = Schema.Union(SnapshotEvent, ChangeEvent, TradeEvent, StatusEvent, QuoteEvent, GapEvent)
+export type TapeEvent = typeof TapeEvent.Type
+
+/** A whole tape in memory. */
+export interface Tape {
+  readonly header: TapeHeader
+  readonly events: ReadonlyArray<TapeEvent>
+}
+
+const TapeLine = Schema.Union(TapeHeader, TapeEvent)
+const decodeLine = Schema.decodeUnknownEither(TapeLine, { onExcessProperty: "error", errors: "first" })
+
+const strictlyOrdered = (levels: ReadonlyArray<readonly [string, string]>, falling: boolean): boolean => {
+  for (let i = 1; i < levels.length; i++) {
+    const a = F.of(levels[i - 1]![0])
+    const b = F.of(levels[i]![0])
+    if (falling ? b >= a : b <= a) return false
+  }
+  return true
+}
+
+const semanticProblem = (x: TapeHeader | TapeEvent): string | undefined => {
+  switch (x.type) {
+    case "header": {
+      const ids = new Set(x.markets.map((m) => m.id))
+      return ids.size === x.markets.length ? undefined : "market ids repeat"
+    }
+    case "snapshot":
+      if (!strictlyOrdered(x.bids, true)) return "snapshot bids must be best first with distinct prices"
+      if (!strictlyOrdered(x.asks, false)) return "snapshot asks must be best first with distinct prices"
+      return undefined
+    case "status":
+      return x.result !== undefined && x.status !== "settled" ? "result is only allowed with status settled" : undefined
+    case "gap":
+      return x.expected === x.got ? "a gap needs expected ≠ got" : undefined
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Parses and validates one line (header or event); throws an Error that names `lineNumber` when given.
+ * Unknown keys, non-canonical decimals and misordered snapshot levels are errors.
+ */
+export const parseTapeLine = (line: string, lineNumber?: number): TapeHeader | TapeEvent => {
+  const where = lineNumber === undefined ? "tape line" : `tape line ${lineNumber}`
+  let json: unknown
+  try {
+    json = JSON.parse(line)
+  } catch (e) {
+    throw new Error(`${where}: not JSON (${e instanceof Error ? e.message : String(e)})`)
+  }
+  const decoded = decodeLine(json)
+  if (Either.isLeft(decoded)) {
+    throw new Error(`${where}: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`)
+  }
+  const problem = semanticProblem(decoded.right)
+  if (problem !== undefined) throw new Error(`${where}: ${problem}`)
+  return decoded.right
+}
+
+/**
+ * Parses a whole tape, validating every line: a header first, then events for the header's markets in
+ * non-decreasing `ts`. Throws an Error naming the first bad line (1-based). A final newline is expected;
+ * a blank line anywhere else is an error.
+ */
+export const parseTape = (text: string): { header: TapeHeader; events: Array<TapeEvent> } => {
+  const lines = text.split("\n")
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
+  const first = parseTapeLine(lines[0]!.replace(/\r$/, ""), 1)
+  if (first.type !== "header") throw new Error("tape line 1: expected the header")
+  const header = first
+  const markets = new Set(header.markets.map((m) => m.id))
+  const events: Array<TapeEvent> = []
+  let lastTs = -1
+  for (let i = 1; i < lines.length; i++) {
+    const n = i + 1
+    const x = parseTapeLine(lines[i]!.replace(/\r$/, ""), n)
+    if (x.type === "header") throw new Error(`tape line ${n}: a second header`)
+    if (!markets.has(x.market)) throw new Error(`tape line ${n}: market ${x.market} is not in the header`)
+    if (x.ts < lastTs) throw new Error(`tape line ${n}: ts ${x.ts} is before the previous line's ${lastTs}`)
+    lastTs = x.ts
+    events.push(x)
+  }
+  return { header, events }
+}
+
+const q = JSON.stringify
+const levelsJson = (levels: ReadonlyArray<readonly [string, string]>): string => {
+  let out = "["
+  for (let i = 0; i < levels.length; i++) {
+    const l = levels[i]!
+    out += (i === 0 ? "[" : ",[") + q(l[0]) + "," + q(l[1]) + "]"
+  }
+  return out + "]"
+}
+
+/** One line in canonical form (no newline). Does not validate; {@link parseTapeLine} does. */
+export const formatTapeLine = (x: TapeHeader | TapeEvent): string => {
+  switch (x.type) {
+    case "header": {
+      const markets = x.markets.map((m) => ({ id: m.id, title: m.title, tick: m.tick, lot: m.lot }))
+      const out: Record<string, unknown> = { type: "header", version: x.version, source: x.source, markets }
+      if (x.seed !== undefined) out["seed"] = x.seed
+      if (x.notes !== undefined) out["notes"] = x.notes
+      return q(out)
+    }
+    case "snapshot":
+      return `{"type":"snapshot","ts":${q(x.ts)},"market":${q(x.market)},"bids":${levelsJson(x.bids)},"asks":${levelsJson(x.asks)}}`
+    case "change":
+      return `{"type":"change","ts":${q(x.ts)},"market":${q(x.market)},"side":${q(x.side)},"price":${q(x.price)},"size":${q(x.size)}}`
+    case "trade":
+      return `{"type":"trade","ts":${q(x.ts)},"market":${q(x.market)},"price":${q(x.price)},"amount":${q(x.amount)},"taker_side":${q(x.taker_side)}}`
+    case "status":
+      return (
+        `{"type":"status","ts":${q(x.ts)},"market":${q(x.market)},"status":${q(x.status)}` +
+        (x.result === undefined ? "}" : `,"result":${q(x.result)}}`)
+      )
+    case "quote":
+      return `{"type":"quote","ts":${q(x.ts)},"market":${q(x.market)},"best_bid":${q(x.best_bid)},"best_ask":${q(x.best_ask)}}`
+    case "gap":
+      return `{"type":"gap","ts":${q(x.ts)},"market":${q(x.market)},"expected":${q(x.expected)},"got":${q(x.got)}}`
+  }
+}
+
+/** The canonical text of a tape: header line, one line per event, trailing newline. Same tape ⇒ same bytes. */
+export const formatTape = (header: TapeHeader, events: ReadonlyArray<TapeEvent>): string => {
+  const parts = new Array<string>(events.length + 1)
+  parts[0] = formatTapeLine(header)
+  for (let i = 0; i < events.length; i++) parts[i + 1] = formatTapeLine(events[i]!)
+  return parts.join("\n") + "\n"
+}

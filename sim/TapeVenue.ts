@@ -1,0 +1,341 @@
+/** A venue fed by a tape: the recorded book is the market, own orders queue behind its displayed size. */
+import { Clock, Effect, PubSub } from "effect"
+import * as F from "../src/Domain/Fixed.ts"
+import type { Market, Side, Trade } from "../src/Domain/Market.ts"
+import type {
+  PlaceOrderRequest,
+  Venue,
+  VenueEvent,
+  VenueFill,
+  VenueOrder,
+  VenueOrderStatus
+} from "../src/Services/VenueGateway.ts"
+import { VenueError } from "../src/Services/VenueGateway.ts"
+import { takerFee } from "../src/Venues/Sim/Exchange.ts"
+import { SIM_CAPABILITIES } from "../src/Venues/SimVenue.ts"
+import type { TapeEvent, TapeHeader } from "./Tape.ts"
+import { TapeBook } from "./TapeBook.ts"
+
+interface OwnOrder {
+  id: string
+  clientOrderId: string
+  nativeId: string
+  side: Side
+  price: F.Fixed
+  amount: F.Fixed
+  filled: F.Fixed
+  cost: F.Fixed
+  fee: F.Fixed
+  status: VenueOrderStatus
+  /** Displayed size ahead of this order at its level; it fills once trades have worked through it. */
+  ahead: F.Fixed
+  queuePriorityPreserved: boolean | null
+  updatedAt: number
+}
+
+const MAX_TRADES = 1000
+
+export interface TapeVenue extends Venue {
+  /** Applies one tape event at its time; answers what it reported (also published to subscribers). */
+  readonly apply: (event: TapeEvent) => Effect.Effect<ReadonlyArray<VenueEvent>>
+}
+
+/**
+ * The venue of a tape. Taking liquidity fills at the displayed levels without moving the recorded book (the tape
+ * stays the truth); a resting order fills when recorded trades reach it in its queue, when the level ahead of it
+ * thins out and trades follow, or when the book moves through its price.
+ */
+export const makeTapeVenue = (header: TapeHeader) =>
+  Effect.gen(function* () {
+    const venueId = header.markets[0]?.id.slice(0, header.markets[0].id.indexOf(":")) ?? "sim"
+    const markets = new Map<string, Market>()
+    const books = new Map<string, TapeBook>()
+    const trades = new Map<string, Array<Trade>>()
+    for (const m of header.markets) {
+      const nativeId = m.id.slice(m.id.indexOf(":") + 1)
+      markets.set(nativeId, {
+        venue: venueId,
+        nativeId,
+        eventId: nativeId,
+        title: m.title,
+        subtitle: "",
+        category: header.source,
+        status: "open",
+        openTime: 0,
+        closeTime: 0,
+        tick: F.of(m.tick),
+        lot: F.of(m.lot),
+        result: null
+      })
+      books.set(nativeId, new TapeBook())
+      trades.set(nativeId, [])
+    }
+    const orders = new Map<string, OwnOrder>()
+    const byClientId = new Map<string, string>()
+    let counter = 0
+    let fillCounter = 0
+    const events = yield* PubSub.unbounded<VenueEvent>()
+
+    const view = (o: OwnOrder): VenueOrder => ({
+      venueOrderId: o.id,
+      clientOrderId: o.clientOrderId,
+      nativeId: o.nativeId,
+      side: o.side,
+      price: o.price,
+      amount: o.amount,
+      filled: o.filled,
+      status: o.status,
+      averagePrice: o.filled === 0 ? null : F.div(o.cost, o.filled),
+      cost: o.cost,
+      fee: o.fee,
+      queuePriorityPreserved: o.queuePriorityPreserved,
+      updatedAt: o.updatedAt
+    })
+
+    const fill = (
+      o: OwnOrder,
+      price: F.Fixed,
+      amount: F.Fixed,
+      liquidity: "maker" | "taker",
+      ts: number,
+      out: Array<VenueEvent>
+    ) => {
+      const fee = liquidity === "taker" ? takerFee(price, amount) : F.ZERO
+      o.filled = F.add(o.filled, amount)
+      o.cost = F.add(o.cost, F.mul(price, amount))
+      o.fee = F.add(o.fee, fee)
+      o.updatedAt = ts
+      fillCounter += 1
+      const f: VenueFill = {
+        tradeId: `${o.nativeId}-own-${fillCounter}`,
+        venueOrderId: o.id,
+        clientOrderId: o.clientOrderId,
+        nativeId: o.nativeId,
+        side: o.side,
+        price,
+        amount,
+        fee,
+        liquidity,
+        ts
+      }
+      out.push({ _tag: "Fill", fill: f })
+      if (o.filled >= o.amount) {
+        o.status = "closed"
+        out.push({ _tag: "Order", order: view(o) })
+      }
+    }
+
+    const live = (nativeId: string) =>
+      [...orders.values()].filter((o) => o.nativeId === nativeId && o.status === "open")
+
+    /** Resting orders the book now crosses fill at their own price, as far as the crossing side shows size. */
+    const crossings = (nativeId: string, book: TapeBook, ts: number, out: Array<VenueEvent>) => {
+      for (const o of live(nativeId)) {
+        const levels = book.levels(o.side === "buy" ? "ask" : "bid")
+        let available = F.ZERO
+        for (const [p, s] of levels) {
+          if (o.side === "buy" ? p > o.price : p < o.price) break
+          available = F.add(available, s)
+        }
+        const amount = F.min(available, F.sub(o.amount, o.filled))
+        if (amount > 0) fill(o, o.price, amount, "maker", ts, out)
+      }
+    }
+
+    const apply = (event: TapeEvent) =>
+      Effect.gen(function* () {
+        const nativeId = event.market.slice(event.market.indexOf(":") + 1)
+        const book = books.get(nativeId)
+        const market = markets.get(nativeId)
+        if (book === undefined || market === undefined) return []
+        const out: Array<VenueEvent> = []
+        switch (event.type) {
+          case "snapshot":
+          case "change": {
+            book.apply(event)
+            // A level that thins out in front of a resting order moves it up its queue.
+            for (const o of live(nativeId)) {
+              const shown = book.sizeAt(o.side === "buy" ? "bid" : "ask", o.price)
+              if (shown < o.ahead) o.ahead = shown
+            }
+            crossings(nativeId, book, event.ts, out)
+            out.push({ _tag: "Book", nativeId, ts: event.ts })
+            break
+          }
+          case "trade": {
+            const price = F.of(event.price)
+            const amount = F.of(event.amount)
+            const list = trades.get(nativeId)!
+            list.unshift({
+              id: `${nativeId}-${event.ts}-${list.length}`,
+              ts: event.ts,
+              price,
+              amount,
+              takerSide: event.taker_side
+            })
+            if (list.length > MAX_TRADES) list.length = MAX_TRADES
+            // A trade reaches the resting orders on the side it hit, in queue order at the traded price.
+            const hitSide: Side = event.taker_side === "sell" ? "buy" : "sell"
+            for (const o of live(nativeId)) {
+              if (o.side !== hitSide) continue
+              const through = hitSide === "buy" ? o.price > price : o.price < price
+              const at = o.price === price
+              if (!through && !at) continue
+              let reach = amount
+              if (at) {
+                const used = F.min(o.ahead, reach)
+                o.ahead = F.sub(o.ahead, used)
+                reach = F.sub(reach, used)
+              }
+              const size = F.min(reach, F.sub(o.amount, o.filled))
+              if (size > 0) fill(o, o.price, size, "maker", event.ts, out)
+            }
+            break
+          }
+          case "status": {
+            markets.set(nativeId, { ...market, status: event.status, result: event.result ?? null })
+            if (event.status !== "open") {
+              for (const o of live(nativeId)) {
+                o.status = "canceled"
+                o.updatedAt = event.ts
+                out.push({ _tag: "Order", order: view(o) })
+              }
+            }
+            break
+          }
+          case "quote":
+          case "gap":
+            break
+        }
+        if (out.length > 0) yield* PubSub.publishAll(events, out)
+        return out
+      })
+
+    const answer = (o: OwnOrder, out: Array<VenueEvent>) =>
+      Effect.as(out.length > 0 ? PubSub.publishAll(events, out) : Effect.void, { ...view(o), events: out })
+
+    const placeOrder = (r: PlaceOrderRequest) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const market = markets.get(r.nativeId)
+        const book = books.get(r.nativeId)
+        if (market === undefined || book === undefined) {
+          return yield* Effect.fail(new VenueError({ venue: venueId, kind: "rejected", reason: "no such market" }))
+        }
+        if (market.status !== "open") {
+          return yield* Effect.fail(
+            new VenueError({ venue: venueId, kind: "market_closed", reason: `market is ${market.status}` })
+          )
+        }
+        const takeSide = r.side === "buy" ? "ask" : "bid"
+        const crossing = book.levels(takeSide).filter(([p]) => (r.side === "buy" ? p <= r.price : p >= r.price))
+        const available = crossing.reduce((sum, [, s]) => F.add(sum, s), F.ZERO)
+        if (r.postOnly && crossing.length > 0) {
+          return yield* Effect.fail(
+            new VenueError({ venue: venueId, kind: "rejected", reason: "post_only_would_cross" })
+          )
+        }
+        if (r.timeInForce === "fok" && available < r.amount) {
+          return yield* Effect.fail(new VenueError({ venue: venueId, kind: "rejected", reason: "fok_not_filled" }))
+        }
+        counter += 1
+        const o: OwnOrder = {
+          id: `tape-${String(counter).padStart(6, "0")}`,
+          clientOrderId: r.clientOrderId,
+          nativeId: r.nativeId,
+          side: r.side,
+          price: r.price,
+          amount: r.amount,
+          filled: F.ZERO,
+          cost: F.ZERO,
+          fee: F.ZERO,
+          status: "open",
+          ahead: book.sizeAt(r.side === "buy" ? "bid" : "ask", r.price),
+          queuePriorityPreserved: null,
+          updatedAt: now
+        }
+        orders.set(o.id, o)
+        byClientId.set(o.clientOrderId, o.id)
+        const out: Array<VenueEvent> = []
+        for (const [p, s] of crossing) {
+          const left = F.sub(o.amount, o.filled)
+          if (left <= 0) break
+          fill(o, p, F.min(left, s), "taker", now, out)
+        }
+        if (o.status === "open" && (r.timeInForce === "ioc" || r.timeInForce === "fok")) {
+          o.status = "canceled"
+          out.push({ _tag: "Order", order: view(o) })
+        }
+        return yield* answer(o, out)
+      })
+
+    const known = (id: string) => {
+      const o = orders.get(id)
+      return o === undefined
+        ? Effect.fail(new VenueError({ venue: venueId, kind: "rejected", reason: `no order ${id}` }))
+        : Effect.succeed(o)
+    }
+
+    const venue: TapeVenue = {
+      info: { id: venueId, name: `Replay of a ${header.source} tape`, book_model: "yes_book", has: SIM_CAPABILITIES },
+      accounts: ["default"],
+      markets: Effect.sync(() => [...markets.values()].sort((a, b) => (a.nativeId < b.nativeId ? -1 : 1))),
+      market: (nativeId) => Effect.sync(() => markets.get(nativeId)),
+      book: (nativeId) =>
+        Effect.map(Clock.currentTimeMillis, (ts) => {
+          const book = books.get(nativeId)
+          const level = ([price, size]: readonly [F.Fixed, F.Fixed]) => ({ price, size })
+          return {
+            ts,
+            bids: book === undefined ? [] : book.levels("bid").map(level),
+            asks: book === undefined ? [] : book.levels("ask").map(level)
+          }
+        }),
+      trades: (nativeId) => Effect.sync(() => trades.get(nativeId) ?? []),
+      placeOrder,
+      cancelOrder: (id) =>
+        Effect.gen(function* () {
+          const o = yield* known(id)
+          const out: Array<VenueEvent> = []
+          if (o.status === "open") {
+            o.status = "canceled"
+            o.updatedAt = yield* Clock.currentTimeMillis
+            out.push({ _tag: "Order", order: view(o) })
+          }
+          return yield* answer(o, out)
+        }),
+      amendOrder: (id, changes) =>
+        Effect.gen(function* () {
+          const o = yield* known(id)
+          if (o.status !== "open") {
+            return yield* Effect.fail(
+              new VenueError({ venue: venueId, kind: "rejected", reason: `order is ${o.status}` })
+            )
+          }
+          const price = changes.price ?? o.price
+          const amount = changes.amount ?? o.amount
+          const keeps = price === o.price && amount <= o.amount
+          o.amount = amount
+          if (!keeps) {
+            o.price = price
+            o.ahead = books.get(o.nativeId)!.sizeAt(o.side === "buy" ? "bid" : "ask", price)
+          }
+          o.queuePriorityPreserved = keeps
+          o.updatedAt = yield* Clock.currentTimeMillis
+          const out: Array<VenueEvent> = []
+          if (o.filled >= o.amount) {
+            o.status = "closed"
+            out.push({ _tag: "Order", order: view(o) })
+          }
+          return yield* answer(o, out)
+        }),
+      orderByClientId: (clientOrderId) =>
+        Effect.sync(() => {
+          const id = byClientId.get(clientOrderId)
+          return id === undefined ? undefined : view(orders.get(id)!)
+        }),
+      subscribe: PubSub.subscribe(events),
+      apply
+    }
+    return venue
+  })

@@ -1,0 +1,7 @@
+/** The `crossbook` entry point: the server's commands plus simulation. */
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Effect } from "effect"
+import { makeCli } from "../src/Cli.ts"
+import { simCommand } from "./Cli.ts"
+
+makeCli([simCommand])(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain)

@@ -1,0 +1,88 @@
+/** One way in for every new order, plain or complex: the route, the replay and the backtester all submit here. */
+import { Effect } from "effect"
+import { ApiError } from "../Domain/Errors.ts"
+import { COMPLEX_TYPES, type ComplexType, type Order, type TimeInForce } from "../Domain/Order.ts"
+import { Engine } from "../Engine/Engine.ts"
+import { Desk } from "./Desk.ts"
+
+const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
+
+/** The body of `POST /trading/orders` once its schema decoded it. */
+export interface OrderRequest {
+  readonly market_id: string
+  readonly side: "buy" | "sell"
+  readonly amount: string
+  readonly type: string
+  readonly price?: string | undefined
+  readonly stop_price?: string | undefined
+  readonly time_in_force?: TimeInForce | undefined
+  readonly expires_at?: number | undefined
+  readonly post_only?: boolean | undefined
+  readonly reduce_only?: boolean | undefined
+  readonly client_order_id?: string | undefined
+  readonly book?: string | undefined
+  readonly trader?: string | undefined
+  readonly tags?: Readonly<Record<string, unknown>> | undefined
+  readonly notes?: string | undefined
+  readonly params?: Readonly<Record<string, unknown>> | undefined
+}
+
+/** Places a plain order on the desk or hands a complex one to the engine; `created` is false for a repeated client id. */
+export const submitOrder = (
+  request: OrderRequest,
+  account: string,
+  actor: string
+): Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError, Desk | Engine> =>
+  Effect.gen(function* () {
+    if (COMPLEX.has(request.type)) {
+      const engine = yield* Engine
+      return yield* engine.create(
+        {
+          account,
+          marketId: request.market_id,
+          side: request.side,
+          type: request.type as ComplexType,
+          amount: request.amount,
+          price: request.price,
+          stopPrice: request.stop_price,
+          timeInForce: request.time_in_force,
+          expiresAt: request.expires_at,
+          postOnly: request.post_only,
+          reduceOnly: request.reduce_only,
+          clientOrderId: request.client_order_id,
+          book: request.book,
+          trader: request.trader,
+          tags: request.tags,
+          notes: request.notes,
+          params: request.params ?? {}
+        },
+        actor
+      )
+    }
+    if (request.params !== undefined)
+      return yield* Effect.fail(ApiError.field("params", "a plain order takes no params"))
+    if (request.stop_price !== undefined) {
+      return yield* Effect.fail(ApiError.field("stop_price", "a plain order takes no stop_price; use a stop type"))
+    }
+    const desk = yield* Desk
+    return yield* desk.place(
+      {
+        account,
+        marketId: request.market_id,
+        side: request.side,
+        type: request.type as "limit" | "market",
+        amount: request.amount,
+        price: request.price,
+        timeInForce: request.time_in_force,
+        expiresAt: request.expires_at,
+        postOnly: request.post_only,
+        reduceOnly: request.reduce_only,
+        clientOrderId: request.client_order_id,
+        book: request.book,
+        trader: request.trader,
+        tags: request.tags,
+        notes: request.notes
+      },
+      actor
+    )
+  })
