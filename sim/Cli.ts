@@ -3,7 +3,11 @@ import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Option, Schema } from "effect"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { convertKalshi } from "./convert/Kalshi.ts"
+import { convertPolymarket } from "./convert/Polymarket.ts"
+import { generateTape } from "./Generator.ts"
 import { replay, Scenario } from "./Replay.ts"
+import { formatTape } from "./Tape.ts"
 
 const seed = Options.integer("seed").pipe(Options.withDescription("Seed of the run"), Options.withDefault(1))
 
@@ -47,7 +51,45 @@ const replayCommand = Command.make(
     })
 ).pipe(Command.withDescription("Run the engine and a tape-fed venue over TAPE; writes events.jsonl and summary.json"))
 
+const generateCommand = Command.make(
+  "generate",
+  {
+    seed,
+    markets: Options.integer("markets").pipe(Options.withDescription("How many markets"), Options.withDefault(4)),
+    durationS: Options.integer("duration-s").pipe(
+      Options.withDescription("Seconds of market"),
+      Options.withDefault(3600)
+    ),
+    out: Args.file({ name: "OUT" })
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const { header, events } = generateTape({ seed: o.seed, markets: o.markets, durationS: o.durationS })
+      writeFileSync(o.out, formatTape(header, events))
+      yield* Console.log(`wrote ${events.length} events for ${header.markets.length} markets to ${o.out}`)
+    })
+).pipe(Command.withDescription("Write a generated tape: seeded markets with drifting fair values, makers and takers"))
+
+const convertCommand = Command.make(
+  "convert",
+  {
+    from: Options.choice("from", ["polymarket", "kalshi"]).pipe(Options.withDescription("The recording's venue")),
+    input: Args.file({ name: "IN", exists: "yes" }),
+    out: Args.file({ name: "OUT" })
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const text = readFileSync(o.input, "utf8")
+      const { header, events, report } = o.from === "kalshi" ? convertKalshi(text) : convertPolymarket(text)
+      writeFileSync(o.out, formatTape(header, events))
+      yield* Console.log(JSON.stringify(report, null, 2))
+      yield* Console.log(`wrote ${events.length} events for ${header.markets.length} markets to ${o.out}`)
+    })
+).pipe(
+  Command.withDescription("Turn a recorded venue stream into a tape; sequence gaps are reported, not papered over")
+)
+
 export const simCommand = Command.make("sim").pipe(
   Command.withDescription("Simulation: replay tapes, generate and convert them"),
-  Command.withSubcommands([replayCommand])
+  Command.withSubcommands([replayCommand, generateCommand, convertCommand])
 )
