@@ -3,7 +3,12 @@ import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Option, Schema } from "effect"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { resolve } from "node:path"
+import { backtest } from "./Backtest.ts"
 import { convertKalshi } from "./convert/Kalshi.ts"
+import { renderReport } from "./Report.ts"
+import { type StrategyExport, strategyOf } from "./Strategy.ts"
 import { convertPolymarket } from "./convert/Polymarket.ts"
 import { generateTape } from "./Generator.ts"
 import { replay, Scenario } from "./Replay.ts"
@@ -92,4 +97,53 @@ const convertCommand = Command.make(
 export const simCommand = Command.make("sim").pipe(
   Command.withDescription("Simulation: replay tapes, generate and convert them"),
   Command.withSubcommands([replayCommand, generateCommand, convertCommand])
+)
+
+export const backtestCommand = Command.make(
+  "backtest",
+  {
+    tape: Options.file("tape").pipe(
+      Options.withDescription("A tape to run over (default: a generated one from the seed, 2 markets, 30 minutes)"),
+      Options.optional
+    ),
+    seed,
+    out: Options.directory("out").pipe(
+      Options.withDescription("Where report.json and report.html go"),
+      Options.withDefault("backtest-out")
+    ),
+    strategy: Args.file({ name: "STRATEGY", exists: "yes" })
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const module = yield* Effect.promise(() => import(pathToFileURL(resolve(o.strategy)).href))
+      const strategy = strategyOf((module.default ?? module.strategy) as StrategyExport)
+      const tape = Option.isSome(o.tape)
+        ? readFileSync(o.tape.value, "utf8")
+        : (() => {
+            const g = generateTape({ seed: o.seed, markets: 2, durationS: 1800 })
+            return formatTape(g.header, g.events)
+          })()
+      let shown = -1
+      const report = yield* backtest({
+        tape,
+        strategy,
+        seed: o.seed,
+        onProgress: (done, total) => {
+          const pct = Math.floor((done / total) * 100)
+          if (pct >= shown + 10 || done === total) {
+            shown = pct
+            process.stderr.write(`backtest: ${pct}% (${done}/${total} events)\n`)
+          }
+        }
+      })
+      mkdirSync(o.out, { recursive: true })
+      writeFileSync(join(o.out, "report.json"), JSON.stringify(report, null, 2) + "\n")
+      writeFileSync(join(o.out, "report.html"), renderReport(report))
+      yield* Console.log(
+        `${report.strategy}: net ${report.pnl.net ?? "unmarked"} (realized ${report.pnl.realized}, fees ${report.pnl.fees}), ` +
+          `${report.fills.length} fills, max drawdown ${report.max_drawdown}; report in ${join(o.out, "report.html")}`
+      )
+    })
+).pipe(
+  Command.withDescription("Run a strategy module against the engine over a tape; writes report.json and report.html")
 )

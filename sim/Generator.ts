@@ -23,7 +23,9 @@ export const DEFAULT_START_MS = 1_767_225_600_000
 export const DEFAULT_STEP_MS = 250
 
 // Prices are whole cents 1..99, sizes whole lots; fair values are in 1e-4 of a dollar (0..10000).
-const PRICE: ReadonlyArray<string> = Array.from({ length: 101 }, (_, c) => F.format(F.div(F.fromInt(c), F.fromInt(100))))
+const PRICE: ReadonlyArray<string> = Array.from({ length: 101 }, (_, c) =>
+  F.format(F.div(F.fromInt(c), F.fromInt(100)))
+)
 const NO_BID = 0
 const NO_ASK = 100
 const FAIR_MIN = 150
@@ -107,7 +109,14 @@ export const generateTape = (options: GenerateOptions): { header: TapeHeader; ev
       if (c === (buy ? NO_ASK : NO_BID)) break
       const have = buy ? m.ask[c]! : m.bid[c]!
       const q = want < have ? want : have
-      events.push({ type: "trade", ts, market: m.id, price: PRICE[c]!, amount: String(q), taker_side: buy ? "buy" : "sell" })
+      events.push({
+        type: "trade",
+        ts,
+        market: m.id,
+        price: PRICE[c]!,
+        amount: String(q),
+        taker_side: buy ? "buy" : "sell"
+      })
       set(m, buy ? "ask" : "bid", c, have - q)
       want -= q
     }
@@ -181,8 +190,10 @@ export const generateTape = (options: GenerateOptions): { header: TapeHeader; ev
     m.fair = m.fair < FAIR_MIN ? FAIR_MIN : m.fair > FAIR_MAX ? FAIR_MAX : m.fair
 
     // Informed takers pick off quotes left half a cent or more on the wrong side of fair.
-    for (let n = 0; n < 4 && m.bestAsk < NO_ASK && m.bestAsk * 100 <= m.fair - 50; n++) take(m, true, m.ask[m.bestAsk]!, 1)
-    for (let n = 0; n < 4 && m.bestBid > NO_BID && m.bestBid * 100 >= m.fair + 50; n++) take(m, false, m.bid[m.bestBid]!, 1)
+    for (let n = 0; n < 4 && m.bestAsk < NO_ASK && m.bestAsk * 100 <= m.fair - 50; n++)
+      take(m, true, m.ask[m.bestAsk]!, 1)
+    for (let n = 0; n < 4 && m.bestBid > NO_BID && m.bestBid * 100 >= m.fair + 50; n++)
+      take(m, false, m.bid[m.bestBid]!, 1)
 
     const top = Math.ceil(m.fair / 100)
     const bottom = Math.floor(m.fair / 100)

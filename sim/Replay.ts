@@ -10,13 +10,29 @@ import { VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import { Journal } from "../src/Trading/Journal.ts"
 import { submitOrder } from "../src/Trading/Submit.ts"
-import { parseTape } from "./Tape.ts"
+import { parseTape, type TapeEvent } from "./Tape.ts"
 import { makeTapeVenue } from "./TapeVenue.ts"
 
 /** One order of a scenario: placed `at_ms` after the tape's first event, with the body of `POST /trading/orders`. */
 export const ScenarioOrder = Schema.Struct({ at_ms: Schema.Int.pipe(Schema.nonNegative()), order: PlaceOrder })
 export type ScenarioOrder = typeof ScenarioOrder.Type
 export const Scenario = Schema.Array(ScenarioOrder)
+
+/** What a run hands to hooks: the services the engine runs on, and the account orders go to. */
+export interface RunContext {
+  readonly context: Context.Context<Desk | Engine | OrderStore | Journal | VenueGateway>
+  readonly account: string
+}
+
+/** Called around each tape event, on the same clock; a backtest's strategy lives here. */
+export interface ReplayHooks {
+  /** Before time moves to `ts`: anything due earlier (a strategy's timers) runs now, at its own time. */
+  readonly before?: (ts: number, run: RunContext) => Effect.Effect<void>
+  /** After the event was applied and what it caused has settled. */
+  readonly after?: (event: TapeEvent, run: RunContext) => Effect.Effect<void>
+  /** After the last event. */
+  readonly end?: (run: RunContext) => Effect.Effect<void>
+}
 
 export interface ReplayOptions {
   readonly tape: string
@@ -25,6 +41,7 @@ export interface ReplayOptions {
   readonly startingCash?: string
   /** Called as the replay goes: events done and the total. */
   readonly onProgress?: (done: number, total: number) => void
+  readonly hooks?: ReplayHooks
 }
 
 export interface ReplaySummary {
@@ -43,7 +60,7 @@ export interface ReplaySummary {
 }
 
 /** Lets every fiber (venue fan-out, desk, engine) finish what the last input started before time moves on. */
-const settle = Effect.forEach(Array.from({ length: 40 }), () => Effect.yieldNow(), { discard: true })
+export const settle = Effect.forEach(Array.from({ length: 40 }), () => Effect.yieldNow(), { discard: true })
 
 /**
  * Runs a replay and answers the event log (one JSON line per journal event) and its summary. Time comes only from
@@ -72,6 +89,8 @@ export const replay = (options: ReplayOptions) =>
     const desk = Context.get(context, Desk)
     const store = Context.get(context, OrderStore)
     const account = `${venue.info.id}:default`
+    const run: RunContext = { context, account }
+    const hooks = options.hooks ?? {}
     const orders = [...(options.orders ?? [])].sort((a, b) => a.at_ms - b.at_ms)
     const refused: Array<{ at_ms: number; code: string; message: string }> = []
     let next = 0
@@ -92,17 +111,20 @@ export const replay = (options: ReplayOptions) =>
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!
       yield* submitDue(event.ts)
+      if (hooks.before !== undefined) yield* hooks.before(event.ts, run)
       if (event.ts > (yield* TestClock.currentTimeMillis)) {
         yield* TestClock.setTime(event.ts)
         yield* settle
       }
       yield* venue.apply(event)
       yield* settle
+      if (hooks.after !== undefined) yield* hooks.after(event, run)
       if (options.onProgress !== undefined && (i % step === 0 || i === events.length - 1))
         options.onProgress(i + 1, events.length)
     }
     yield* submitDue(Number.MAX_SAFE_INTEGER)
     yield* settle
+    if (hooks.end !== undefined) yield* hooks.end(run)
     const journal = yield* store.eventsAfter(0, Number.MAX_SAFE_INTEGER)
     const log =
       journal

@@ -25,7 +25,9 @@
  * - `{"type":"status","ts","market","status":"open"|"closed"|"settled","result"?:"yes"|"no"}` — `result` only
  *   with `settled`. A status does not change the book; a cleared book is written as an empty snapshot.
  * - `{"type":"quote","ts","market","best_bid":price|null,"best_ask":price|null}` — the best bid/ask as the venue
- *   stated it in the recording. Replays compare their own book against it; it never changes the book.
+ *   stated it in the recording, describing the market's book at the end of its `ts` (after every snapshot and
+ *   change of that market with the same `ts`: venues split one update into several messages with one
+ *   timestamp). Replays compare their own book against it; it never changes the book.
  * - `{"type":"gap","ts","market","expected":n,"got":n}` — a sequence gap found in a recorded stream. The
  *   book after a gap may be wrong until the next snapshot.
  *
@@ -139,7 +141,29 @@ export interface Tape {
 }
 
 const TapeLine = Schema.Union(TapeHeader, TapeEvent)
-const decodeLine = Schema.decodeUnknownEither(TapeLine, { onExcessProperty: "error", errors: "first" })
+const decodeLine = Schema.decodeUnknownEither(TapeLine, { errors: "first" })
+
+// Decoding ignores unknown keys (twice as fast as onExcessProperty: "error"); they are refused here instead.
+const KEYS: Record<string, ReadonlySet<string>> = {
+  header: new Set(["type", "version", "source", "markets", "seed", "notes"]),
+  snapshot: new Set(["type", "ts", "market", "bids", "asks"]),
+  change: new Set(["type", "ts", "market", "side", "price", "size"]),
+  trade: new Set(["type", "ts", "market", "price", "amount", "taker_side"]),
+  status: new Set(["type", "ts", "market", "status", "result"]),
+  quote: new Set(["type", "ts", "market", "best_bid", "best_ask"]),
+  gap: new Set(["type", "ts", "market", "expected", "got"])
+}
+const MARKET_KEYS: ReadonlySet<string> = new Set(["id", "title", "tick", "lot"])
+
+const unknownKey = (json: Record<string, unknown>, type: string): string | undefined => {
+  const allowed = KEYS[type]!
+  for (const k in json) if (!allowed.has(k)) return k
+  if (type === "header" && Array.isArray(json["markets"])) {
+    for (const m of json["markets"] as Array<Record<string, unknown>>)
+      for (const k in m) if (!MARKET_KEYS.has(k)) return k
+  }
+  return undefined
+}
 
 const strictlyOrdered = (levels: ReadonlyArray<readonly [string, string]>, falling: boolean): boolean => {
   for (let i = 1; i < levels.length; i++) {
@@ -185,6 +209,8 @@ export const parseTapeLine = (line: string, lineNumber?: number): TapeHeader | T
   if (Either.isLeft(decoded)) {
     throw new Error(`${where}: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`)
   }
+  const extra = unknownKey(json as Record<string, unknown>, decoded.right.type)
+  if (extra !== undefined) throw new Error(`${where}: unknown key "${extra}"`)
   const problem = semanticProblem(decoded.right)
   if (problem !== undefined) throw new Error(`${where}: ${problem}`)
   return decoded.right
@@ -216,7 +242,16 @@ export const parseTape = (text: string): { header: TapeHeader; events: Array<Tap
   return { header, events }
 }
 
-const q = JSON.stringify
+// JSON.stringify escapes only quotes, backslashes, control characters and lone surrogates; other strings are quoted as they are.
+const plain = (s: string): boolean => {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false
+  }
+  return true
+}
+const q = (s: string): string => (plain(s) ? '"' + s + '"' : JSON.stringify(s))
+const qn = (s: string | null): string => (s === null ? "null" : q(s))
 const levelsJson = (levels: ReadonlyArray<readonly [string, string]>): string => {
   let out = "["
   for (let i = 0; i < levels.length; i++) {
@@ -234,23 +269,22 @@ export const formatTapeLine = (x: TapeHeader | TapeEvent): string => {
       const out: Record<string, unknown> = { type: "header", version: x.version, source: x.source, markets }
       if (x.seed !== undefined) out["seed"] = x.seed
       if (x.notes !== undefined) out["notes"] = x.notes
-      return q(out)
+      return JSON.stringify(out)
     }
     case "snapshot":
-      return `{"type":"snapshot","ts":${q(x.ts)},"market":${q(x.market)},"bids":${levelsJson(x.bids)},"asks":${levelsJson(x.asks)}}`
+      return `{"type":"snapshot","ts":${x.ts},"market":${q(x.market)},"bids":${levelsJson(x.bids)},"asks":${levelsJson(x.asks)}}`
     case "change":
-      return `{"type":"change","ts":${q(x.ts)},"market":${q(x.market)},"side":${q(x.side)},"price":${q(x.price)},"size":${q(x.size)}}`
+      return `{"type":"change","ts":${x.ts},"market":${q(x.market)},"side":${q(x.side)},"price":${q(x.price)},"size":${q(x.size)}}`
     case "trade":
-      return `{"type":"trade","ts":${q(x.ts)},"market":${q(x.market)},"price":${q(x.price)},"amount":${q(x.amount)},"taker_side":${q(x.taker_side)}}`
-    case "status":
-      return (
-        `{"type":"status","ts":${q(x.ts)},"market":${q(x.market)},"status":${q(x.status)}` +
-        (x.result === undefined ? "}" : `,"result":${q(x.result)}}`)
-      )
+      return `{"type":"trade","ts":${x.ts},"market":${q(x.market)},"price":${q(x.price)},"amount":${q(x.amount)},"taker_side":${q(x.taker_side)}}`
+    case "status": {
+      const result = x.result === undefined ? "" : `,"result":${q(x.result)}`
+      return `{"type":"status","ts":${x.ts},"market":${q(x.market)},"status":${q(x.status)}${result}}`
+    }
     case "quote":
-      return `{"type":"quote","ts":${q(x.ts)},"market":${q(x.market)},"best_bid":${q(x.best_bid)},"best_ask":${q(x.best_ask)}}`
+      return `{"type":"quote","ts":${x.ts},"market":${q(x.market)},"best_bid":${qn(x.best_bid)},"best_ask":${qn(x.best_ask)}}`
     case "gap":
-      return `{"type":"gap","ts":${q(x.ts)},"market":${q(x.market)},"expected":${q(x.expected)},"got":${q(x.got)}}`
+      return `{"type":"gap","ts":${x.ts},"market":${q(x.market)},"expected":${x.expected},"got":${x.got}}`
   }
 }
 

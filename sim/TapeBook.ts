@@ -148,15 +148,55 @@ export interface QuoteCheck {
   readonly books: ReadonlyMap<string, TapeBook>
 }
 
-/** Replays snapshots and changes per market and compares each quote with the book at that point. */
-export const checkQuotes = (events: ReadonlyArray<TapeEvent>): QuoteCheck => {
+/**
+ * Replays snapshots and changes per market and compares each quote with the replayed book. By default
+ * (`"end-of-ts"`, the tape format's meaning of a quote) a quote is compared after every snapshot and change of
+ * its market with the same ts: venues split one book update into several messages with one timestamp and state
+ * the best prices as of the whole update. `"event"` compares at the quote's own position.
+ */
+export const checkQuotes = (
+  events: ReadonlyArray<TapeEvent>,
+  options: { readonly at?: "end-of-ts" | "event" } = {}
+): QuoteCheck => {
+  const atEvent = options.at === "event"
   const books = new Map<string, TapeBook>()
+  const pending = new Map<string, Array<number>>()
   const mismatches: Array<QuoteMismatch> = []
   let checked = 0
   let beforeSnapshot = 0
+
+  const compare = (i: number): void => {
+    const e = events[i]!
+    if (e.type !== "quote") return
+    const book = books.get(e.market)!
+    checked++
+    const bid = F.formatOrNull(book.bestBid())
+    const ask = F.formatOrNull(book.bestAsk())
+    if (bid !== e.best_bid || ask !== e.best_ask) {
+      mismatches.push({
+        index: i,
+        market: e.market,
+        ts: e.ts,
+        stated: { bid: e.best_bid, ask: e.best_ask },
+        book: { bid, ask }
+      })
+    }
+  }
+  const settle = (market: string, beforeTs: number): void => {
+    const waiting = pending.get(market)
+    if (waiting === undefined || waiting.length === 0) return
+    const keep: Array<number> = []
+    for (const i of waiting) {
+      if (events[i]!.ts < beforeTs) compare(i)
+      else keep.push(i)
+    }
+    pending.set(market, keep)
+  }
+
   for (let i = 0; i < events.length; i++) {
     const e = events[i]!
     if (e.type === "snapshot" || e.type === "change") {
+      settle(e.market, e.ts)
       let book = books.get(e.market)
       if (book === undefined) {
         if (e.type === "change") continue
@@ -165,24 +205,16 @@ export const checkQuotes = (events: ReadonlyArray<TapeEvent>): QuoteCheck => {
       }
       book.apply(e)
     } else if (e.type === "quote") {
-      const book = books.get(e.market)
-      if (book === undefined) {
-        beforeSnapshot++
-        continue
-      }
-      checked++
-      const bid = F.formatOrNull(book.bestBid())
-      const ask = F.formatOrNull(book.bestAsk())
-      if (bid !== e.best_bid || ask !== e.best_ask) {
-        mismatches.push({
-          index: i,
-          market: e.market,
-          ts: e.ts,
-          stated: { bid: e.best_bid, ask: e.best_ask },
-          book: { bid, ask }
-        })
+      if (!books.has(e.market)) beforeSnapshot++
+      else if (atEvent) compare(i)
+      else {
+        const waiting = pending.get(e.market)
+        if (waiting === undefined) pending.set(e.market, [i])
+        else waiting.push(i)
       }
     }
   }
+  for (const market of pending.keys()) settle(market, Infinity)
+  mismatches.sort((a, b) => a.index - b.index)
   return { checked, matched: checked - mismatches.length, mismatches, beforeSnapshot, books }
 }

@@ -2,6 +2,6 @@
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
 import { makeCli } from "../src/Cli.ts"
-import { simCommand } from "./Cli.ts"
+import { backtestCommand, simCommand } from "./Cli.ts"
 
-makeCli([simCommand])(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain)
+makeCli([simCommand, backtestCommand])(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain)

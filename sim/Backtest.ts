@@ -1,0 +1,369 @@
+/** Backtests: a strategy module run over a tape through the engine itself, with a report and an equity curve. */
+import { Context, Effect, Schema, TestClock } from "effect"
+import * as F from "../src/Domain/Fixed.ts"
+import { Engine } from "../src/Engine/Engine.ts"
+import { PlaceOrder } from "../src/Http/Desk/Api.ts"
+import { VenueGateway } from "../src/Services/VenueGateway.ts"
+import { Desk } from "../src/Trading/Desk.ts"
+import { unrealized } from "../src/Trading/Ledger.ts"
+import { submitOrder } from "../src/Trading/Submit.ts"
+import { replay, type RunContext, settle } from "./Replay.ts"
+import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
+import type { TapeEvent } from "./Tape.ts"
+
+export interface BacktestOptions {
+  readonly tape: string
+  readonly strategy: Strategy
+  readonly seed?: number
+  readonly startingCash?: string
+  readonly onProgress?: (done: number, total: number) => void
+}
+
+export interface BacktestReport {
+  readonly strategy: string
+  readonly seed: number
+  readonly tape: { readonly source: string; readonly markets: number; readonly events: number }
+  readonly pnl: {
+    readonly realized: string
+    readonly unrealized: string | null
+    readonly fees: string
+    readonly net: string | null
+  }
+  readonly starting_cash: string
+  readonly final_equity: string
+  readonly max_drawdown: string
+  readonly exposure: { readonly max_contracts: string; readonly time_in_market: number }
+  readonly orders: number
+  readonly refused: ReadonlyArray<{ readonly ts: number; readonly order: string; readonly message: string }>
+  readonly fills: ReadonlyArray<{
+    ts: number
+    market_id: string
+    side: string
+    price: string
+    amount: string
+    fee: string
+  }>
+  /** [ts, equity] at most once a second of simulated time. */
+  readonly equity: ReadonlyArray<readonly [number, string]>
+  /** [ts, mid] of the market the strategy traded most (or the first), at most once a second. */
+  readonly prices: { readonly market_id: string; readonly points: ReadonlyArray<readonly [number, string]> }
+  readonly log: ReadonlyArray<string>
+  readonly events_sha256: string
+}
+
+type Action =
+  | { readonly _tag: "place"; readonly id: string; readonly order: StrategyOrder }
+  | { readonly _tag: "cancel"; readonly id: string }
+
+const decodeOrder = Schema.decodeUnknownEither(PlaceOrder)
+
+/** Runs the strategy; the hooks drive it from the replay's event loop, on the replay's clock. */
+export const backtest = (options: BacktestOptions) =>
+  Effect.gen(function* () {
+    const strategy = options.strategy
+    const seed = options.seed ?? 1
+    const startingCash = F.of(options.startingCash ?? "10000")
+    const actions: Array<Action> = []
+    const timers: Array<{ at: number; name: string; n: number }> = []
+    const log: Array<string> = []
+    const refused: Array<{ ts: number; order: string; message: string }> = []
+    const orderIds = new Map<string, string>()
+    let placed = 0
+    let timerCount = 0
+    let seenFills = 0
+    let started = false
+    let now = 0
+    const touches = new Map<string, Touch>()
+    const statuses = new Map<string, string>()
+    let positions: ReadonlyArray<{
+      marketId: string
+      contracts: F.Fixed
+      averagePrice: F.Fixed | null
+      realized: F.Fixed
+      fees: F.Fixed
+    }> = []
+    let cash = startingCash
+    let markets: ReadonlyArray<string> = []
+    const equity: Array<readonly [number, string]> = []
+    const prices = new Map<string, Array<readonly [number, string]>>()
+    const traded = new Map<string, number>()
+    let peak = startingCash as F.Fixed
+    let drawdown = F.ZERO
+    let maxContracts = F.ZERO
+    let inMarketSince: number | null = null
+    let inMarketMs = 0
+    let firstTs: number | null = null
+
+    const midOf = (t: Touch | undefined) =>
+      t === undefined || t.bestBid === null || t.bestAsk === null
+        ? null
+        : F.div(F.add(F.of(t.bestBid), F.of(t.bestAsk)), F.fromInt(2))
+
+    const ctx: StrategyContext = {
+      get now() {
+        return now
+      },
+      get markets() {
+        return markets
+      },
+      touch: (marketId) => touches.get(marketId) ?? { bestBid: null, bestAsk: null },
+      position: (marketId) => {
+        const p = positions.find((x) => x.marketId === marketId)
+        return { contracts: F.format(p?.contracts ?? F.ZERO), averagePrice: F.formatOrNull(p?.averagePrice ?? null) }
+      },
+      pnl: () => {
+        let realized = F.ZERO
+        let fees = F.ZERO
+        let open: F.Fixed | null = F.ZERO
+        for (const p of positions) {
+          realized = F.add(realized, p.realized)
+          fees = F.add(fees, p.fees)
+          const u = unrealized(
+            {
+              account: "",
+              marketId: p.marketId,
+              contracts: p.contracts,
+              averagePrice: p.averagePrice,
+              realized: p.realized,
+              fees: p.fees
+            },
+            midOf(touches.get(p.marketId))
+          )
+          open = open === null || u === null ? null : F.add(open, u)
+        }
+        return {
+          realized: F.format(realized),
+          unrealized: F.formatOrNull(open),
+          fees: F.format(fees),
+          cash: F.format(cash)
+        }
+      },
+      place: (order) => {
+        placed += 1
+        const id = `s-${placed}`
+        actions.push({ _tag: "place", id, order })
+        return id
+      },
+      cancel: (id) => void actions.push({ _tag: "cancel", id }),
+      status: (id) => statuses.get(id) ?? null,
+      setTimer: (afterMs, name) =>
+        void timers.push({ at: now + Math.max(0, Math.floor(afterMs)), name, n: ++timerCount }),
+      log: (message) => void log.push(`${now} ${message}`)
+    }
+
+    /** Reads the book of every market, the positions and the cash, so the hooks see the state of this moment. */
+    const observe = (run: RunContext) =>
+      Effect.gen(function* () {
+        now = yield* TestClock.currentTimeMillis
+        const gateway = Context.get(run.context, VenueGateway)
+        const desk = Context.get(run.context, Desk)
+        const venue = gateway.venues[0]!
+        if (markets.length === 0)
+          markets = (yield* Effect.orDie(venue.markets)).map((m) => `${venue.info.id}:${m.nativeId}`)
+        for (const id of markets) {
+          const book = yield* Effect.orDie(venue.book(id.slice(id.indexOf(":") + 1)))
+          touches.set(id, {
+            bestBid: F.formatOrNull(book.bids[0]?.price),
+            bestAsk: F.formatOrNull(book.asks[0]?.price)
+          })
+        }
+        positions = (yield* desk.ledgerPositions).filter((p) => p.account === run.account)
+        for (const [clientId, orderId] of orderIds) {
+          const order = yield* desk.get(orderId)
+          if (order !== undefined) statuses.set(clientId, order.status)
+        }
+        cash = (yield* desk.balances([run.account]))[0]!.cash
+      })
+
+    /** Sends what the hook asked for, in order, then lets it settle. */
+    const flush = (run: RunContext) =>
+      Effect.gen(function* () {
+        while (actions.length > 0) {
+          const action = actions.shift()!
+          const desk = Context.get(run.context, Desk)
+          if (action._tag === "place") {
+            const decoded = decodeOrder({ ...action.order, client_order_id: action.id })
+            if (decoded._tag === "Left") {
+              refused.push({ ts: now, order: action.id, message: String(decoded.left) })
+              continue
+            }
+            const result = yield* Effect.either(
+              submitOrder(decoded.right, run.account, `strategy ${strategy.name ?? ""}`.trim()).pipe(
+                Effect.provide(run.context)
+              )
+            )
+            if (result._tag === "Left") {
+              refused.push({ ts: now, order: action.id, message: `${result.left.code}: ${result.left.message}` })
+              log.push(`${now} ${action.id} refused: ${result.left.message}`)
+            } else {
+              orderIds.set(action.id, result.right.order.id)
+            }
+          } else {
+            const id = orderIds.get(action.id)
+            const order = id === undefined ? undefined : yield* desk.get(id)
+            if (order === undefined) continue
+            const engine = Context.get(run.context, Engine)
+            yield* Effect.either(order.heldBy === "engine" ? engine.cancel(order.id) : desk.cancel(order.id))
+          }
+          yield* settle
+        }
+      })
+
+    /** Hands new fills to `onFill`, naming the strategy order each belongs to. */
+    const deliverFills = (run: RunContext) =>
+      Effect.gen(function* () {
+        const desk = Context.get(run.context, Desk)
+        const fills = [...(yield* desk.fills({ accounts: [run.account] }))].reverse()
+        while (seenFills < fills.length) {
+          const f = fills[seenFills++]!
+          traded.set(f.marketId, (traded.get(f.marketId) ?? 0) + 1)
+          const order = yield* desk.get(f.parentId ?? f.orderId)
+          const fill: StrategyFill = {
+            orderId: f.orderId,
+            clientOrderId: f.clientOrderId,
+            strategyOrder: order?.clientOrderId ?? f.clientOrderId,
+            marketId: f.marketId,
+            side: f.side,
+            price: F.format(f.price),
+            amount: F.format(f.amount),
+            fee: F.format(f.fee),
+            ts: f.ts
+          }
+          if (strategy.onFill !== undefined) {
+            yield* observe(run)
+            strategy.onFill(ctx, fill)
+            yield* flush(run)
+          }
+        }
+      })
+
+    /** Equity = cash + what the held contracts are worth at mid; sampled at most once a second. */
+    const sample = (ts: number) => {
+      let value = cash
+      let held = F.ZERO
+      for (const p of positions) {
+        const mid = midOf(touches.get(p.marketId))
+        held = F.add(held, Math.abs(p.contracts) as F.Fixed)
+        if (mid === null || p.contracts === 0) continue
+        value = F.add(
+          value,
+          p.contracts > 0 ? F.mul(p.contracts, mid) : F.mul(Math.abs(p.contracts) as F.Fixed, F.sub(F.ONE, mid))
+        )
+      }
+      maxContracts = F.max(maxContracts, held)
+      if (held > 0 && inMarketSince === null) inMarketSince = ts
+      if (held === 0 && inMarketSince !== null) {
+        inMarketMs += ts - inMarketSince
+        inMarketSince = null
+      }
+      peak = F.max(peak, value)
+      drawdown = F.max(drawdown, F.sub(peak, value))
+      const last = equity[equity.length - 1]
+      if (last === undefined || ts - last[0] >= 1000) equity.push([ts, F.format(value)])
+      for (const id of markets) {
+        const mid = midOf(touches.get(id))
+        if (mid === null) continue
+        const series = prices.get(id) ?? []
+        const lastPrice = series[series.length - 1]
+        if (lastPrice === undefined || ts - lastPrice[0] >= 1000) series.push([ts, F.format(mid)])
+        prices.set(id, series)
+      }
+    }
+
+    const result = yield* replay({
+      tape: options.tape,
+      seed,
+      startingCash: F.format(startingCash),
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      hooks: {
+        before: (ts, run) =>
+          Effect.gen(function* () {
+            timers.sort((a, b) => a.at - b.at || a.n - b.n)
+            while (timers.length > 0 && timers[0]!.at <= ts) {
+              const timer = timers.shift()!
+              if (timer.at > (yield* TestClock.currentTimeMillis)) {
+                yield* TestClock.setTime(timer.at)
+                yield* settle
+              }
+              yield* observe(run)
+              strategy.onTimer?.(ctx, timer.name)
+              yield* flush(run)
+            }
+          }),
+        after: (event: TapeEvent, run) =>
+          Effect.gen(function* () {
+            firstTs ??= event.ts
+            yield* observe(run)
+            if (!started) {
+              started = true
+              strategy.onStart?.(ctx)
+              yield* flush(run)
+            }
+            if (event.type === "snapshot" || event.type === "change") strategy.onBook?.(ctx, event.market)
+            else if (event.type === "trade") {
+              strategy.onTrade?.(ctx, {
+                marketId: event.market,
+                price: event.price,
+                amount: event.amount,
+                takerSide: event.taker_side,
+                ts: event.ts
+              })
+            }
+            yield* flush(run)
+            yield* deliverFills(run)
+            yield* observe(run)
+            sample(event.ts)
+          }),
+        end: (run) =>
+          Effect.gen(function* () {
+            yield* deliverFills(run)
+            yield* observe(run)
+            sample(now + 1000)
+          })
+      }
+    })
+
+    const pnl = ctx.pnl()
+    const realized = F.of(pnl.realized)
+    const fees = F.of(pnl.fees)
+    const openPnl = pnl.unrealized === null ? null : F.of(pnl.unrealized)
+    if (inMarketSince !== null) inMarketMs += now - inMarketSince
+    const span = firstTs === null ? 0 : Math.max(1, now - firstTs)
+    const busiest =
+      [...traded.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? markets[0] ?? ""
+    const allFills = result.log
+      .trim()
+      .split("\n")
+      .filter((line) => line.includes('"kind":"fill.new"'))
+      .map((line) => JSON.parse(line).payload)
+    const report: BacktestReport = {
+      strategy: strategy.name ?? "strategy",
+      seed,
+      tape: result.summary.tape,
+      pnl: {
+        realized: pnl.realized,
+        unrealized: pnl.unrealized,
+        fees: pnl.fees,
+        net: openPnl === null ? null : F.format(F.sub(F.add(realized, openPnl), fees))
+      },
+      starting_cash: F.format(startingCash),
+      final_equity: equity[equity.length - 1]?.[1] ?? F.format(startingCash),
+      max_drawdown: F.format(drawdown),
+      exposure: { max_contracts: F.format(maxContracts), time_in_market: Number((inMarketMs / span).toFixed(4)) },
+      orders: placed,
+      refused,
+      fills: allFills.map((f: any) => ({
+        ts: f.ts,
+        market_id: f.market_id,
+        side: f.side,
+        price: f.price,
+        amount: f.amount,
+        fee: f.fee
+      })),
+      equity,
+      prices: { market_id: busiest, points: prices.get(busiest) ?? [] },
+      log,
+      events_sha256: result.summary.events_sha256
+    }
+    return report
+  })

@@ -1,0 +1,90 @@
+/**
+ * The strategy API of `crossbook backtest`. A strategy is a module whose default export is a `Strategy`, or a
+ * function answering a fresh one (so its state starts anew on every run).
+ * Hooks are synchronous: they read the context (book, position, P&L) as it is at that moment and ask for orders
+ * with `ctx.place` and `ctx.cancel`; the backtester sends those, in order, through the same engine and desk as the
+ * server, right after the hook returns. Fills come back through `onFill`.
+ */
+
+/** A best bid and ask as decimal strings (YES prices), null when that side is empty. */
+export interface Touch {
+  readonly bestBid: string | null
+  readonly bestAsk: string | null
+}
+
+export interface StrategyFill {
+  readonly orderId: string
+  readonly clientOrderId: string
+  /** The strategy's own order (its client id) this fill belongs to; a child's fill names its parent's. */
+  readonly strategyOrder: string
+  readonly marketId: string
+  readonly side: "buy" | "sell"
+  readonly price: string
+  readonly amount: string
+  readonly fee: string
+  readonly ts: number
+}
+
+export interface StrategyTrade {
+  readonly marketId: string
+  readonly price: string
+  readonly amount: string
+  readonly takerSide: "buy" | "sell"
+  readonly ts: number
+}
+
+/** An order as `POST /trading/orders` takes it: plain (`limit`, `market`) or complex, with `params`. */
+export interface StrategyOrder {
+  readonly market_id: string
+  readonly side: "buy" | "sell"
+  readonly type: string
+  readonly amount: string
+  readonly price?: string
+  readonly stop_price?: string
+  readonly time_in_force?: "gtc" | "gtd" | "ioc" | "fok"
+  readonly expires_at?: number
+  readonly post_only?: boolean
+  readonly reduce_only?: boolean
+  readonly params?: Readonly<Record<string, unknown>>
+}
+
+export interface StrategyContext {
+  /** Simulated time, ms since epoch. */
+  readonly now: number
+  /** Market ids on the tape. */
+  readonly markets: ReadonlyArray<string>
+  readonly touch: (marketId: string) => Touch
+  /** Net YES contracts held (negative: NO), and the average price paid. */
+  readonly position: (marketId: string) => { readonly contracts: string; readonly averagePrice: string | null }
+  /** Account P&L now: realized, unrealized at mid (null when some position has no mark), fees, cash. */
+  readonly pnl: () => {
+    readonly realized: string
+    readonly unrealized: string | null
+    readonly fees: string
+    readonly cash: string
+  }
+  /** Asks for an order; answers its client order id (`s-<n>`), which `cancel` takes. */
+  readonly place: (order: StrategyOrder) => string
+  readonly cancel: (clientOrderId: string) => void
+  /** The status of one of the strategy's orders (`open`, `waiting`, `triggered`, `closed`, …); null before it is sent or when refused. */
+  readonly status: (clientOrderId: string) => string | null
+  /** Calls `onTimer(ctx, name)` after `afterMs` of simulated time. */
+  readonly setTimer: (afterMs: number, name: string) => void
+  /** A line in the backtest's log. */
+  readonly log: (message: string) => void
+}
+
+export interface Strategy {
+  readonly name?: string
+  readonly onStart?: (ctx: StrategyContext) => void
+  readonly onBook?: (ctx: StrategyContext, marketId: string) => void
+  readonly onTrade?: (ctx: StrategyContext, trade: StrategyTrade) => void
+  readonly onFill?: (ctx: StrategyContext, fill: StrategyFill) => void
+  readonly onTimer?: (ctx: StrategyContext, name: string) => void
+}
+
+/** A strategy module's default export: the strategy, or a function that makes a fresh one. */
+export type StrategyExport = Strategy | (() => Strategy)
+
+export const strategyOf = (exported: StrategyExport): Strategy =>
+  typeof exported === "function" ? exported() : exported
