@@ -161,13 +161,22 @@ const newLeg = (): LegState => ({
   done: false
 })
 
-/** What leg `i` may still fill so that the two legs' fill fractions add up to at most 1 (O1, O4). */
+/**
+ * What leg `i` may still fill so that the two legs' fill fractions add up to at most 1 (O1, O2, O4):
+ * `A_i × (1 − f_o / A_o)`, computed exactly and rounded down to the lot, less what leg `i` filled.
+ */
 const allowance = (legs: Typed["legs"], state: State, i: 0 | 1, lot: F.Fixed): F.Fixed => {
   const o = (1 - i) as 0 | 1
-  const usedOther = F.min(F.ONE, F.div(state.legs[o].filled, legs[o].amount, "up"))
-  const room = F.roundTo(F.mul(legs[i].amount, F.sub(F.ONE, usedOther), "down"), lot, "down")
+  const leftOther = F.max(F.ZERO, F.sub(legs[o].amount, state.legs[o].filled))
+  const exact = Number((BigInt(legs[i].amount) * BigInt(leftOther)) / BigInt(legs[o].amount)) as F.Fixed
+  const room = F.roundTo(exact, lot, "down")
   return F.max(F.ZERO, F.sub(room, state.legs[i].filled))
 }
+
+/** Whether the two legs' fill fractions add up to more than 1, compared exactly (no rounding). */
+const overfilled = (legs: Typed["legs"], state: State): boolean =>
+  BigInt(state.legs[0].filled) * BigInt(legs[1].amount) + BigInt(state.legs[1].filled) * BigInt(legs[0].amount) >
+  BigInt(legs[0].amount) * BigInt(legs[1].amount)
 
 const place = (legs: Typed["legs"], state: State, i: 0 | 1, amount: F.Fixed, commands: Array<Command>) => {
   const leg = legs[i]
@@ -258,11 +267,7 @@ export const core: Core<Typed, State> = {
         state.seen.push(input.fillId)
         const o = (1 - i) as 0 | 1
         state.legs[i].filled = F.add(state.legs[i].filled, input.amount)
-        const fractions = F.add(
-          F.div(state.legs[0].filled, legs[0].amount, "down"),
-          F.div(state.legs[1].filled, legs[1].amount, "down")
-        )
-        if (fractions > F.ONE && !state.overfill) {
+        if (overfilled(legs, state) && !state.overfill) {
           state.overfill = true
           commands.push({
             _tag: "Emit",

@@ -8,7 +8,7 @@ import { renderReport } from "../../sim/Report.ts"
 import { strategyOf } from "../../sim/Strategy.ts"
 import { formatTape } from "../../sim/Tape.ts"
 
-const generated = generateTape({ seed: 4, markets: 2, durationS: 300 })
+const generated = generateTape({ seed: 4, markets: 2, durationS: 600 })
 const tape = formatTape(generated.header, generated.events)
 
 describe("backtest", () => {
