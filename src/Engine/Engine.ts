@@ -287,7 +287,8 @@ const makeEngine = (registry: Registry, seed: number) =>
               type: "limit",
               amount: F.format(spec.amount),
               price: F.format(spec.price),
-              timeInForce: spec.timeInForce,
+              // The parent's expires_at pulls its children, so a gtd parent's resting children are gtc.
+              timeInForce: spec.timeInForce === "gtd" ? "gtc" : spec.timeInForce,
               postOnly: spec.postOnly,
               reduceOnly: spec.reduceOnly,
               clientOrderId: `${rt.id}-${spec.child}`,
@@ -491,6 +492,10 @@ const makeEngine = (registry: Registry, seed: number) =>
               if (child.status === "placing" && order === undefined) {
                 yield* place(rt, child)
               } else if (order !== undefined && TERMINAL.has(order.status)) {
+                // Fills that came while the driver was down reach the core before the end of the child.
+                for (const fill of [...(yield* desk.fills({ orderId: order.id }))].reverse()) {
+                  yield* onChildUpdate({ order: { ...order, status: "open" }, fill })
+                }
                 yield* onChildUpdate({ order, fill: undefined })
               }
             }

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
+import type { TimeInForce } from "../Domain/Order.ts"
 import { type Command, type Core, type MarketView, type ParentSpec, passivePrice } from "./Core.ts"
 import { fires, triggerReference } from "./Stop.ts"
 
@@ -34,6 +35,8 @@ export interface LegSpec {
   readonly stopPrice: F.Fixed | null
   readonly source: "touch" | "mid" | "last"
   readonly ioc: boolean
+  /** A resting leg's time in force: the parent's. */
+  readonly timeInForce: TimeInForce
   readonly reduceOnly: boolean
   readonly postOnly: boolean
 }
@@ -113,6 +116,7 @@ export const validate = (
         stopPrice: null,
         source: "touch",
         ioc: false,
+        timeInForce: spec.timeInForce,
         reduceOnly,
         postOnly: leg.post_only ?? false
       }
@@ -144,6 +148,7 @@ export const validate = (
       stopPrice: stop,
       source: leg.trigger_source ?? "touch",
       ioc: leg.type === "stop_market",
+      timeInForce: spec.timeInForce,
       reduceOnly,
       postOnly: false
     }
@@ -189,7 +194,7 @@ const place = (legs: Typed["legs"], state: State, i: 0 | 1, amount: F.Fixed, com
       side: leg.side,
       price: leg.price,
       amount,
-      timeInForce: leg.ioc ? "ioc" : "gtc",
+      timeInForce: leg.ioc ? "ioc" : leg.timeInForce,
       postOnly: leg.postOnly,
       reduceOnly: leg.reduceOnly,
       role: leg.kind === "limit" ? `leg${i + 1}` : `leg${i + 1}_stop`
