@@ -2,13 +2,14 @@
 import { Context, Effect, Exit, Layer, Schema, Scope, TestClock, TestContext } from "effect"
 import { createHash } from "node:crypto"
 import * as F from "../src/Domain/Fixed.ts"
-import { Engine } from "../src/Engine/Engine.ts"
-import { REGISTRY } from "../src/Engine/Registry.ts"
+import { serverServices } from "../src/Cli.ts"
+import type { Engine } from "../src/Engine/Engine.ts"
+import { Auth } from "../src/Services/Auth.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"
 import { OrderStore } from "../src/Services/OrderStore.ts"
 import { VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
-import { Journal } from "../src/Trading/Journal.ts"
+import type { Journal } from "../src/Trading/Journal.ts"
 import { submitOrder } from "../src/Trading/Submit.ts"
 import { parseTape, type TapeEvent } from "./Tape.ts"
 import { makeTapeVenue } from "./TapeVenue.ts"
@@ -23,6 +24,23 @@ export interface RunContext {
   readonly context: Context.Context<Desk | Engine | OrderStore | Journal | VenueGateway>
   readonly account: string
 }
+
+/** The services a run builds around its tape venue; by default the same composition `serve` uses. */
+export type Wiring = (
+  venues: Layer.Layer<VenueGateway>,
+  seed: number,
+  startingCash: string
+) => Layer.Layer<Desk | Engine | OrderStore | Journal | VenueGateway, never, never>
+
+export const simWiring: Wiring = (venues, seed, startingCash) =>
+  serverServices({
+    seed,
+    engineSeed: seed,
+    startingCash,
+    venues,
+    store: OrderStore.layerMemory,
+    auth: Auth.layerAllowAll
+  })
 
 /** Called around each tape event, on the same clock; a backtest's strategy lives here. */
 export interface ReplayHooks {
@@ -42,6 +60,13 @@ export interface ReplayOptions {
   /** Called as the replay goes: events done and the total. */
   readonly onProgress?: (done: number, total: number) => void
   readonly hooks?: ReplayHooks
+  /** How the run is wired (default `simWiring`). */
+  readonly wiring?: Wiring
+  /** How a scenario order is sent (default: straight to the submit path the route uses). */
+  readonly submit?: (
+    order: ScenarioOrder["order"],
+    run: RunContext
+  ) => Effect.Effect<void, { readonly code: string; readonly message: string }>
 }
 
 export interface ReplaySummary {
@@ -75,15 +100,11 @@ export const replay = (options: ReplayOptions) =>
     yield* TestClock.setTime(t0)
     const scope = yield* Scope.make()
     const venue = yield* makeTapeVenue(header)
-    const services = Layer.provideMerge(
-      Engine.layer(REGISTRY, { seed }),
-      Layer.provideMerge(
-        Desk.layer({ startingCash: F.of(options.startingCash ?? "10000") }),
-        Layer.provideMerge(
-          Journal.layer,
-          Layer.mergeAll(Layer.succeed(VenueGateway, VenueGateway.fromVenues([venue])), OrderStore.layerMemory)
-        )
-      )
+    const wiring = options.wiring ?? simWiring
+    const services = wiring(
+      Layer.succeed(VenueGateway, VenueGateway.fromVenues([venue])),
+      seed,
+      options.startingCash ?? "10000"
     )
     const context = yield* Layer.buildWithScope(services, scope)
     const desk = Context.get(context, Desk)
@@ -101,7 +122,11 @@ export const replay = (options: ReplayOptions) =>
           const due = t0 + item.at_ms
           if (due > (yield* TestClock.currentTimeMillis)) yield* TestClock.setTime(due)
           yield* settle
-          const result = yield* Effect.either(submitOrder(item.order, account, "replay").pipe(Effect.provide(context)))
+          const send =
+            options.submit === undefined
+              ? Effect.asVoid(submitOrder(item.order, account, "replay").pipe(Effect.provide(context)))
+              : options.submit(item.order, { context, account })
+          const result = yield* Effect.either(send)
           if (result._tag === "Left")
             refused.push({ at_ms: item.at_ms, code: result.left.code, message: result.left.message })
           yield* settle

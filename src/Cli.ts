@@ -79,9 +79,12 @@ export const deskServices = <E1, E2>(options: {
   readonly startingCash?: string
   readonly store: Layer.Layer<OrderStore, E1>
   readonly auth: Layer.Layer<Auth, E2>
+  /** Other venues in place of the embedded sim venue (a tape-fed one, in the simulator and its tests). */
+  readonly venues?: Layer.Layer<VenueGateway>
 }) => {
   const base = Layer.mergeAll(
-    venuesLayer({ seed: options.seed, ...(options.faults === undefined ? {} : { faults: options.faults }) }),
+    options.venues ??
+      venuesLayer({ seed: options.seed, ...(options.faults === undefined ? {} : { faults: options.faults }) }),
     options.store,
     options.auth
   )
@@ -90,8 +93,9 @@ export const deskServices = <E1, E2>(options: {
 }
 
 /** Everything the server runs on: the desk's services and the engine that holds complex orders. */
-export const serverServices = <E1, E2>(options: Parameters<typeof deskServices<E1, E2>>[0]) =>
-  Layer.provideMerge(Engine.layer(REGISTRY), deskServices(options))
+export const serverServices = <E1, E2>(
+  options: Parameters<typeof deskServices<E1, E2>>[0] & { readonly engineSeed?: number }
+) => Layer.provideMerge(Engine.layer(REGISTRY, { seed: options.engineSeed ?? 0 }), deskServices(options))
 
 /** Auth on a control database file; its SQL client stays private to it. */
 export const authLayer = (controlFile: string) => Auth.layerSql.pipe(Layer.provide(controlDatabase(controlFile)))

@@ -118,6 +118,27 @@ type AuthService = {
 }
 
 export class Auth extends Context.Tag("crossbook/Auth")<Auth, AuthService>() {
+  /** For the simulator and backtests: every token speaks for one owner with all permissions; nothing is stored. */
+  static readonly layerAllowAll = Layer.succeed(Auth, {
+    authenticate: () =>
+      Effect.succeed({
+        userId: "sim",
+        name: "simulation",
+        tokenId: "sim",
+        grants: PERMISSIONS.map((permission) => ({ account: "*", permission }))
+      }),
+    bootstrapOwner: Effect.succeed(undefined),
+    createOwnerToken: () => Effect.die("the simulator issues no tokens"),
+    isValid: () => Effect.succeed(true),
+    issueToken: () => Effect.fail(ApiError.notFound("the simulator issues no tokens")),
+    listTokens: Effect.succeed([]),
+    revokeToken: (_actor, _request, id) => Effect.fail(ApiError.notFound(`no token '${id}'`)),
+    listGrants: Effect.succeed([]),
+    addGrant: () => Effect.fail(ApiError.notFound("the simulator keeps no grants")),
+    removeGrant: () => Effect.fail(ApiError.notFound("the simulator keeps no grants")),
+    audit: () => Effect.succeed([])
+  } satisfies AuthService)
+
   /** On the control database. Infrastructure failures are defects; each change and its audit row share a transaction. */
   static readonly layerSql = Layer.effect(
     Auth,
