@@ -3,7 +3,7 @@ import { Context, Effect, Exit, Layer, Schema, Scope, TestClock, TestContext } f
 import { createHash } from "node:crypto"
 import * as F from "../src/Domain/Fixed.ts"
 import { serverServices } from "../src/Cli.ts"
-import type { Engine } from "../src/Engine/Engine.ts"
+import { Engine as EngineTag, type Engine } from "../src/Engine/Engine.ts"
 import { Auth } from "../src/Services/Auth.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"
 import { OrderStore } from "../src/Services/OrderStore.ts"
@@ -36,6 +36,7 @@ export const simWiring: Wiring = (venues, seed, startingCash) =>
   serverServices({
     seed,
     engineSeed: seed,
+    drivenEngine: true,
     startingCash,
     venues,
     store: OrderStore.layerMemory,
@@ -121,7 +122,6 @@ export const replay = (options: ReplayOptions) =>
           const item = orders[next++]!
           const due = t0 + item.at_ms
           if (due > (yield* TestClock.currentTimeMillis)) yield* TestClock.setTime(due)
-          yield* settle
           const send =
             options.submit === undefined
               ? Effect.asVoid(submitOrder(item.order, account, "replay").pipe(Effect.provide(context)))
@@ -132,20 +132,48 @@ export const replay = (options: ReplayOptions) =>
           yield* settle
         }
       })
-    const step = Math.max(1, Math.floor(events.length / 100))
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i]!
-      yield* submitDue(event.ts)
-      if (hooks.before !== undefined) yield* hooks.before(event.ts, run)
-      if (event.ts > (yield* TestClock.currentTimeMillis)) {
-        yield* TestClock.setTime(event.ts)
+    const engine = Context.get(context, EngineTag)
+    /**
+     * Brings the clock to `t` and plays the moment's first inputs: timers that fell due on the way run at their own
+     * times, then, at `t`, orders and strategy requests, then expiries. The moment's market data and its timers follow.
+     */
+    const moveTo = (t: number) =>
+      Effect.gen(function* () {
+        for (;;) {
+          const timer = yield* engine.nextDue
+          const order = next < orders.length ? t0 + orders[next]!.at_ms : Number.POSITIVE_INFINITY
+          const at = Math.min(timer, order)
+          if (at >= t) break
+          yield* moment(at)
+          yield* engine.timersDue(at)
+          yield* settle
+        }
+        yield* moment(t)
+      })
+    const moment = (t: number) =>
+      Effect.gen(function* () {
+        if (t > (yield* TestClock.currentTimeMillis)) yield* TestClock.setTime(t)
+        yield* submitDue(t)
+        if (hooks.before !== undefined) yield* hooks.before(t, run)
+        yield* engine.expireDue(t)
         yield* settle
+      })
+    const step = Math.max(1, Math.floor(events.length / 100))
+    for (let i = 0; i < events.length;) {
+      const t = events[i]!.ts
+      yield* moveTo(t)
+      // Market data of this moment, in tape order; child updates it causes settle after each.
+      for (; i < events.length && events[i]!.ts === t; i++) {
+        const event = events[i]!
+        yield* venue.apply(event)
+        yield* settle
+        if (hooks.after !== undefined) yield* hooks.after(event, run)
+        if (options.onProgress !== undefined && (i % step === 0 || i === events.length - 1)) {
+          options.onProgress(i + 1, events.length)
+        }
       }
-      yield* venue.apply(event)
+      yield* engine.timersDue(t)
       yield* settle
-      if (hooks.after !== undefined) yield* hooks.after(event, run)
-      if (options.onProgress !== undefined && (i % step === 0 || i === events.length - 1))
-        options.onProgress(i + 1, events.length)
     }
     yield* submitDue(Number.MAX_SAFE_INTEGER)
     yield* settle

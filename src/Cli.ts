@@ -94,8 +94,16 @@ export const deskServices = <E1, E2>(options: {
 
 /** Everything the server runs on: the desk's services and the engine that holds complex orders. */
 export const serverServices = <E1, E2>(
-  options: Parameters<typeof deskServices<E1, E2>>[0] & { readonly engineSeed?: number }
-) => Layer.provideMerge(Engine.layer(REGISTRY, { seed: options.engineSeed ?? 0 }), deskServices(options))
+  options: Parameters<typeof deskServices<E1, E2>>[0] & {
+    readonly engineSeed?: number
+    /** The simulator moves the clock and tells the engine when its timers are due. */
+    readonly drivenEngine?: boolean
+  }
+) =>
+  Layer.provideMerge(
+    Engine.layer(REGISTRY, { seed: options.engineSeed ?? 0, driven: options.drivenEngine ?? false }),
+    deskServices(options)
+  )
 
 /** Auth on a control database file; its SQL client stays private to it. */
 export const authLayer = (controlFile: string) => Auth.layerSql.pipe(Layer.provide(controlDatabase(controlFile)))

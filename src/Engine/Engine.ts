@@ -96,16 +96,26 @@ type EngineService = {
   readonly isParent: (id: string) => boolean
   /** Live parents, for status and tests. */
   readonly liveCount: Effect.Effect<number>
+  /** The next expiry or timer of any live parent (Infinity when none). */
+  readonly nextDue: Effect.Effect<number>
+  /** Driven mode: ends the parents whose expiry has come (the first inputs of a moment). */
+  readonly expireDue: (now: number) => Effect.Effect<void>
+  /** Driven mode: fires the timers due (the last inputs of a moment). */
+  readonly timersDue: (now: number) => Effect.Effect<void>
 }
 
 export class Engine extends Context.Tag("crossbook/Engine")<Engine, EngineService>() {
   /** `seed` is mixed into every parent's own random source (the same parent id and seed draw the same numbers). */
-  static layer(registry: Registry, options: { readonly seed?: number } = {}) {
-    return Layer.scoped(Engine, makeEngine(registry, options.seed ?? 0))
+  /**
+   * `seed` is mixed into every parent's own random source. `driven`: no fiber watches the clock; the simulator calls
+   * `expireDue` and `timersDue` itself, so the inputs of one moment follow the documented order.
+   */
+  static layer(registry: Registry, options: { readonly seed?: number; readonly driven?: boolean } = {}) {
+    return Layer.scoped(Engine, makeEngine(registry, options.seed ?? 0, options.driven ?? false))
   }
 }
 
-const makeEngine = (registry: Registry, seed: number) =>
+const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
   Effect.gen(function* () {
     const desk = yield* Desk
     const store = yield* OrderStore
@@ -438,28 +448,41 @@ const makeEngine = (registry: Registry, seed: number) =>
         }
       })
 
-    const onTimers = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      for (const rt of [...parents.values()].sort((a, b) => (a.id < b.id ? -1 : 1))) {
-        if (rt.done) continue
-        if (rt.expiresAt !== null && rt.expiresAt <= now && rt.ending === null) {
-          yield* end(rt, "expired", "expires_at was reached")
-          continue
-        }
-        const due = rt.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)
-        if (due.length === 0) continue
-        rt.timers = rt.timers.filter((t) => t.at > now)
-        for (const t of due) {
-          if (t.timer.startsWith("retry:")) {
-            const child = rt.children[t.timer.slice(6)]
-            if (child !== undefined && child.status === "placing") yield* place(rt, child)
-          } else {
-            yield* feed(rt, { _tag: "Timer", ts: t.at, timer: t.timer })
-          }
-        }
-        yield* persist(rt)
-      }
-    })
+    const byId = () => [...parents.values()].filter((rt) => !rt.done).sort((a, b) => (a.id < b.id ? -1 : 1))
+
+    /** Every parent whose expires_at has come ends now, before anything else of this moment. */
+    const expireDue = (now: number) =>
+      Effect.forEach(
+        byId(),
+        (rt) =>
+          rt.expiresAt !== null && rt.expiresAt <= now && rt.ending === null
+            ? end(rt, "expired", "expires_at was reached")
+            : Effect.void,
+        { discard: true }
+      )
+
+    /** Timers due by `now`, each parent's in time order; they come last among the inputs of one moment. */
+    const timersDue = (now: number) =>
+      Effect.forEach(
+        byId(),
+        (rt) =>
+          Effect.gen(function* () {
+            const due = rt.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)
+            if (due.length === 0) return
+            rt.timers = rt.timers.filter((t) => t.at > now)
+            for (const t of due) {
+              if (rt.done) break
+              if (t.timer.startsWith("retry:")) {
+                const child = rt.children[t.timer.slice(6)]
+                if (child !== undefined && child.status === "placing") yield* place(rt, child)
+              } else {
+                yield* feed(rt, { _tag: "Timer", ts: t.at, timer: t.timer })
+              }
+            }
+            yield* persist(rt)
+          }),
+        { discard: true }
+      )
 
     const nextDue = () => {
       let next = Number.POSITIVE_INFINITY
@@ -531,20 +554,24 @@ const makeEngine = (registry: Registry, seed: number) =>
         )
       )
     }
-    yield* Effect.forkScoped(
-      Effect.forever(
-        Effect.gen(function* () {
-          const now = yield* Clock.currentTimeMillis
-          const due = nextDue()
-          if (due <= now) {
-            yield* serialized(onTimers)
-            return
-          }
-          const wait = due === Number.POSITIVE_INFINITY ? Effect.never : Effect.sleep(due - now)
-          yield* Effect.raceFirst(wait, Queue.take(wake))
-        })
+    // Live, a fiber sleeps until the next expiry or timer. Driven (the simulator), whoever moves the clock calls
+    // expireDue and timersDue at the right point of each moment instead.
+    if (!driven) {
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const due = nextDue()
+            if (due <= now) {
+              yield* serialized(Effect.zipRight(expireDue(now), timersDue(now)))
+              return
+            }
+            const wait = due === Number.POSITIVE_INFINITY ? Effect.never : Effect.sleep(due - now)
+            yield* Effect.raceFirst(wait, Queue.take(wake))
+          })
+        )
       )
-    )
+    }
 
     const create = (input: CreateInput, actor: string) =>
       Effect.gen(function* () {
@@ -683,6 +710,9 @@ const makeEngine = (registry: Registry, seed: number) =>
           })
         ).pipe(Effect.uninterruptible),
       isParent: (id) => parents.has(id) || id.startsWith("mo_"),
-      liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length)
+      liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length),
+      nextDue: Effect.sync(nextDue),
+      expireDue: (now) => serialized(expireDue(now)),
+      timersDue: (now) => serialized(timersDue(now))
     } satisfies EngineService
   })

@@ -62,6 +62,7 @@ const serveWiring: Wiring = (venues, seed, startingCash) =>
       serverServices({
         seed,
         engineSeed: seed,
+        drivenEngine: true,
         startingCash,
         venues,
         store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(":memory:"))),
