@@ -1,12 +1,11 @@
 /** bracket: an entry, then a take-profit and a stop-loss kept sized to what the entry filled and the exits have not. */
+import { Decimal } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
 import { type Command, type Core, type ParentSpec, passivePrice } from "./Core.ts"
 import { fires, triggerReference } from "./Stop.ts"
-
-const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d{1,6})?$/))
 
 export const Params = Schema.Struct({
   entry: Schema.optional(Schema.Struct({ type: Schema.optional(Schema.Literal("limit")), price: Decimal })),

@@ -1,11 +1,10 @@
 /** iceberg: shows one slice of `display` at a time and reloads the next after a seeded delay once it fills. */
+import { Decimal, type Kid, openOf, prune, recordFill } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import { SeededRandom } from "../Domain/Random.ts"
 import { type Command, type Core, type Input, type MarketView, type ParentSpec, nearFor, passivePrice } from "./Core.ts"
-
-const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d{1,6})?$/))
 
 /** Wire params of an iceberg. */
 export const Params = Schema.Struct({
@@ -26,13 +25,6 @@ export interface Typed {
 }
 
 /** One child as the core accounts for it; `final` is the filled amount the venue reported when it ended. */
-interface Kid {
-  readonly child: number
-  readonly size: F.Fixed
-  filled: F.Fixed
-  done: boolean
-  final: F.Fixed
-}
 
 /** The iceberg's whole state, plain JSON. */
 export interface State {
@@ -82,8 +74,6 @@ export const validate = (
   return { params: { display, price: spec.price, reloadDelayMs, jitterMs, follow: params.follow ?? false } }
 }
 
-const openOf = (k: Kid): F.Fixed => F.max(F.ZERO, F.sub(k.done ? k.final : k.size, k.filled))
-
 /** What may still be sent: the amount less what is filled and what live or ended children may still fill. */
 const room = (spec: ParentSpec, state: State): F.Fixed =>
   F.roundTo(
@@ -91,10 +81,6 @@ const room = (spec: ParentSpec, state: State): F.Fixed =>
     spec.lot,
     "down"
   )
-
-const prune = (state: State) => {
-  state.kids = state.kids.filter((k) => !k.done || k.filled < k.final)
-}
 
 /** A slice's price: the fixed price, or with `follow` the own-side touch but never past the price. */
 const slicePrice = (spec: ParentSpec, params: Typed, view: MarketView | null): F.Fixed => {
@@ -200,15 +186,6 @@ const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, co
     case "ChildAccepted":
       return
   }
-}
-
-const recordFill = (state: State, input: Input & { readonly _tag: "ChildFill" }): boolean => {
-  if (input.child < 1 || input.child >= state.nextChild || state.seen.includes(input.fillId)) return false
-  state.seen.push(input.fillId)
-  state.filled = F.add(state.filled, input.amount)
-  const kid = state.kids.find((k) => k.child === input.child)
-  if (kid !== undefined) kid.filled = F.add(kid.filled, input.amount)
-  return true
 }
 
 /**

@@ -1,4 +1,5 @@
 /** oco: two legs (limits rest, stops wait); a fill on one shrinks the other by the same fraction, a full fill cancels it. */
+import { Decimal } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -6,8 +7,6 @@ import type { Side } from "../Domain/Market.ts"
 import type { TimeInForce } from "../Domain/Order.ts"
 import { type Command, type Core, type MarketView, type ParentSpec, passivePrice } from "./Core.ts"
 import { fires, triggerReference } from "./Stop.ts"
-
-const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d{1,6})?$/))
 
 export const Leg = Schema.Struct({
   side: Schema.Literal("buy", "sell"),

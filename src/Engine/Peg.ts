@@ -1,4 +1,5 @@
 /** peg: rests one child at a book reference plus an offset and re-pegs it (cancel, ack, replace) as the reference moves. */
+import { Decimal, type Kid, openOf, prune, recordFill } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -13,8 +14,6 @@ import {
   passivePrice,
   touchFor
 } from "./Core.ts"
-
-const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d{1,6})?$/))
 
 /** Wire params of a peg. */
 export const Params = Schema.Struct({
@@ -34,14 +33,6 @@ export interface Typed {
   readonly minStayMs: number
   readonly levelCap: number | null
   readonly bound: F.Fixed | null
-}
-
-interface Kid {
-  readonly child: number
-  readonly size: F.Fixed
-  filled: F.Fixed
-  done: boolean
-  final: F.Fixed
 }
 
 /** The peg's whole state, plain JSON. */
@@ -152,12 +143,6 @@ export const pegPrice = (spec: ParentSpec, params: Typed, anchor: F.Fixed | null
   return price
 }
 
-const openOf = (k: Kid): F.Fixed => F.max(F.ZERO, F.sub(k.done ? k.final : k.size, k.filled))
-
-const prune = (state: State) => {
-  state.kids = state.kids.filter((k) => !k.done || k.filled < k.final)
-}
-
 /** Places a child for what is left at the current peg price, if the book gives one. */
 const tryPlace = (spec: ParentSpec, params: Typed, state: State, ts: number, commands: Array<Command>) => {
   if (state.view === null) return
@@ -249,15 +234,6 @@ const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, co
     case "ChildAccepted":
       return
   }
-}
-
-const recordFill = (state: State, input: Input & { readonly _tag: "ChildFill" }): boolean => {
-  if (input.child < 1 || input.child >= state.nextChild || state.seen.includes(input.fillId)) return false
-  state.seen.push(input.fillId)
-  state.filled = F.add(state.filled, input.amount)
-  const kid = state.kids.find((k) => k.child === input.child)
-  if (kid !== undefined) kid.filled = F.add(kid.filled, input.amount)
-  return true
 }
 
 /**

@@ -1,10 +1,9 @@
 /** smart_taker: takes liquidity in IOC clips every interval, inside a price bound, until filled or expired. */
+import { Decimal, type Kid, openOf, prune, recordFill } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import { type Command, type Core, type Input, type ParentSpec, passivePrice, touchFor } from "./Core.ts"
-
-const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d{1,6})?$/))
 
 /** Wire params of a smart_taker. */
 export const Params = Schema.Struct({
@@ -23,14 +22,6 @@ export interface Typed {
   readonly limit: F.Fixed | null
   readonly slippage: F.Fixed | null
   readonly expiresMs: number | null
-}
-
-interface Kid {
-  readonly child: number
-  readonly size: F.Fixed
-  filled: F.Fixed
-  done: boolean
-  final: F.Fixed
 }
 
 /** The smart_taker's whole state, plain JSON. */
@@ -119,12 +110,6 @@ export const boundOf = (spec: ParentSpec, params: Typed, touch: F.Fixed | null):
     bound = bound === null ? fromTouch : buy ? F.min(bound, fromTouch) : F.max(bound, fromTouch)
   }
   return bound
-}
-
-const openOf = (k: Kid): F.Fixed => F.max(F.ZERO, F.sub(k.done ? k.final : k.size, k.filled))
-
-const prune = (state: State) => {
-  state.kids = state.kids.filter((k) => !k.done || k.filled < k.final)
 }
 
 const finish = (state: State, commands: Array<Command>, status: "closed" | "canceled" | "rejected", detail: string) => {
@@ -237,15 +222,6 @@ const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, co
     case "ChildAccepted":
       return
   }
-}
-
-const recordFill = (state: State, input: Input & { readonly _tag: "ChildFill" }): boolean => {
-  if (input.child < 1 || input.child >= state.nextChild || state.seen.includes(input.fillId)) return false
-  state.seen.push(input.fillId)
-  state.filled = F.add(state.filled, input.amount)
-  const kid = state.kids.find((k) => k.child === input.child)
-  if (kid !== undefined) kid.filled = F.add(kid.filled, input.amount)
-  return true
 }
 
 /**

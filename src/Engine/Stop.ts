@@ -1,4 +1,5 @@
 /** stop_market and stop_limit: wait for the market to reach the stop, then send one child for the whole amount. */
+import { Decimal } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -16,8 +17,6 @@ import {
 
 /** Where a stop reads its reference price (engine.md §2). */
 export type TriggerSource = "touch" | "mid" | "last"
-
-const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d{1,6})?$/))
 
 /** Wire params of stop_market and stop_limit; unknown keys are ignored. */
 export const Params = Schema.Struct({

@@ -1,4 +1,5 @@
 /** trailing_stop: a stop whose level follows the best reference one way and never back, then fires like a stop. */
+import { Decimal } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -17,8 +18,6 @@ import {
   refuseProtection,
   triggerReference
 } from "./Stop.ts"
-
-const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d{1,6})?$/))
 
 /** Wire params of trailing_stop; unknown keys are ignored. */
 export const Params = Schema.Struct({

@@ -1,10 +1,9 @@
 /** twap: splits the amount into slices sent at even times across a window, catching up on what earlier slices missed. */
+import { Decimal, type Kid as BaseKid, openOf, prune, recordFill } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import { type Command, type Core, type Input, type ParentSpec, splitInLots } from "./Core.ts"
-
-const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d{1,6})?$/))
 
 /** Wire params of a twap. */
 export const Params = Schema.Struct({
@@ -26,12 +25,7 @@ export interface Typed {
   readonly planned: ReadonlyArray<F.Fixed>
 }
 
-interface Kid {
-  readonly child: number
-  readonly size: F.Fixed
-  filled: F.Fixed
-  done: boolean
-  final: F.Fixed
+interface Kid extends BaseKid {
   canceling: boolean
 }
 
@@ -114,13 +108,8 @@ export const validate = (
   }
 }
 
-const openOf = (k: Kid): F.Fixed => F.max(F.ZERO, F.sub(k.done ? k.final : k.size, k.filled))
 const openAll = (state: State): F.Fixed => state.kids.reduce((sum, k) => F.add(sum, openOf(k)), F.ZERO)
 const liveKids = (state: State): ReadonlyArray<Kid> => state.kids.filter((k) => !k.done)
-
-const prune = (state: State) => {
-  state.kids = state.kids.filter((k) => !k.done || k.filled < k.final)
-}
 
 const place = (
   spec: ParentSpec,
@@ -245,15 +234,6 @@ const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, co
     case "ChildAccepted":
       return
   }
-}
-
-const recordFill = (state: State, input: Input & { readonly _tag: "ChildFill" }): boolean => {
-  if (input.child < 1 || input.child >= state.nextChild || state.seen.includes(input.fillId)) return false
-  state.seen.push(input.fillId)
-  state.filled = F.add(state.filled, input.amount)
-  const kid = state.kids.find((k) => k.child === input.child)
-  if (kid !== undefined) kid.filled = F.add(kid.filled, input.amount)
-  return true
 }
 
 /**
