@@ -9,6 +9,7 @@ import { VenueGateway } from "../Services/VenueGateway.ts"
 import { type ChildUpdate, Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
 import type { ChildSpec, Command, Core, Input, MarketView, ParentSpec } from "./Core.ts"
+import { triggerReference, type Typed as StopTyped } from "./Stop.ts"
 
 /** One complex order type: its wire params, its checks, its decision core. */
 export interface OrderKind<P = any, S = any> {
@@ -129,12 +130,75 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     /** Live parents per market: market data reaches only these. */
     const byMarket = new Map<string, Set<string>>()
 
+    /**
+     * Stops that have not fired wait in a per-market index sorted by trigger level, one list per side and reference,
+     * so a market update reaches only the stops it can fire: O(log n + fired), not O(all stops). Every other parent
+     * of the market sees every update.
+     */
+    const stops = new Map<string, Map<string, Array<{ readonly level: number; readonly id: string }>>>()
+    const isWaitingStop = (rt: Runtime) => (rt.type === "stop_market" || rt.type === "stop_limit") && !rt.triggered
+    const stopKey = (rt: Runtime) => `${rt.spec.side}:${(rt.params as StopTyped).source}`
     const index = (rt: Runtime) => {
+      if (isWaitingStop(rt)) {
+        const lists = stops.get(rt.marketId) ?? new Map<string, Array<{ level: number; id: string }>>()
+        stops.set(rt.marketId, lists)
+        const list = lists.get(stopKey(rt)) ?? []
+        lists.set(stopKey(rt), list)
+        const level = (rt.params as StopTyped).stop
+        let lo = 0
+        let hi = list.length
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1
+          if (list[mid]!.level < level || (list[mid]!.level === level && list[mid]!.id < rt.id)) lo = mid + 1
+          else hi = mid
+        }
+        list.splice(lo, 0, { level, id: rt.id })
+        return
+      }
       const set = byMarket.get(rt.marketId) ?? new Set<string>()
       set.add(rt.id)
       byMarket.set(rt.marketId, set)
     }
-    const unindex = (rt: Runtime) => byMarket.get(rt.marketId)?.delete(rt.id)
+    const unindex = (rt: Runtime) => {
+      byMarket.get(rt.marketId)?.delete(rt.id)
+      const list = stops.get(rt.marketId)?.get(stopKey(rt))
+      if (list === undefined) return
+      const at = list.findIndex((e) => e.id === rt.id)
+      if (at >= 0) list.splice(at, 1)
+    }
+
+    /** The waiting stops this view can fire: a sell at `ref <= level`, a buy at `ref >= level`. */
+    const stopsToWake = (marketId: string, view: MarketView): Array<string> => {
+      const lists = stops.get(marketId)
+      if (lists === undefined) return []
+      const out: Array<string> = []
+      for (const [key, list] of lists) {
+        if (list.length === 0) continue
+        const [side, source] = key.split(":") as ["buy" | "sell", StopTyped["source"]]
+        const ref = triggerReference(source, side, view)
+        if (ref === null) continue
+        let lo = 0
+        let hi = list.length
+        if (side === "sell") {
+          // First entry with level >= ref; every entry from there fires.
+          while (lo < hi) {
+            const mid = (lo + hi) >>> 1
+            if (list[mid]!.level < ref) lo = mid + 1
+            else hi = mid
+          }
+          for (let i = lo; i < list.length; i++) out.push(list[i]!.id)
+        } else {
+          // First entry with level > ref; every entry before it fires.
+          while (lo < hi) {
+            const mid = (lo + hi) >>> 1
+            if (list[mid]!.level <= ref) lo = mid + 1
+            else hi = mid
+          }
+          for (let i = 0; i < lo; i++) out.push(list[i]!.id)
+        }
+      }
+      return out
+    }
 
     const kindOf = (rt: Runtime) => registry[rt.type]
 
@@ -344,6 +408,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           switch (command._tag) {
             case "Trigger":
               if (!rt.triggered && rt.ending === null) {
+                // A stop that fired needs no more market data: it leaves the index of waiting stops.
+                if (isWaitingStop(rt)) unindex(rt)
                 rt.triggered = true
                 yield* save(rt)
               }
@@ -438,13 +504,14 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     const onMarket = (marketId: string) =>
       Effect.gen(function* () {
         const ids = byMarket.get(marketId)
-        if (ids === undefined || ids.size === 0) return
+        if ((ids === undefined || ids.size === 0) && !stops.has(marketId)) return
         const view = yield* viewOf(marketId)
         if (view === undefined) return
         const ts = yield* Clock.currentTimeMillis
-        for (const id of [...ids].sort()) {
+        for (const id of [...(ids ?? []), ...stopsToWake(marketId, view)].sort()) {
           const rt = parents.get(id)
-          if (rt !== undefined && rt.ending === null) yield* feed(rt, { _tag: "Market", ts, view })
+          if (rt === undefined || rt.ending !== null) continue
+          yield* feed(rt, { _tag: "Market", ts, view })
         }
       })
 

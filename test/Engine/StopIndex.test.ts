@@ -1,0 +1,74 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Layer, TestClock } from "effect"
+import { authLayer, serverServices } from "../../src/Cli.ts"
+import { Engine } from "../../src/Engine/Engine.ts"
+import { OrderStore } from "../../src/Services/OrderStore.ts"
+import { VenueGateway } from "../../src/Services/VenueGateway.ts"
+import { settle } from "./Support.ts"
+
+/** The in-memory store, counting how often a parent's state is written (once per input a parent is fed). */
+const counted = { writes: 0 }
+const CountingStore = Layer.effect(
+  OrderStore,
+  Effect.map(OrderStore, (store) => ({
+    ...store,
+    putParent: (parent: Parameters<typeof store.putParent>[0]) =>
+      Effect.zipRight(
+        Effect.sync(() => void counted.writes++),
+        store.putParent(parent)
+      )
+  }))
+).pipe(Layer.provide(OrderStore.layerMemory))
+
+describe("the index of waiting stops", () => {
+  it.effect("a market update reaches only the stops it can fire, not every stop on the market", () =>
+    Effect.gen(function* () {
+      const context = yield* Layer.build(serverServices({ seed: 7, store: CountingStore, auth: authLayer(":memory:") }))
+      const engine = Context.get(context, Engine)
+      const sim = Context.get(context, VenueGateway).venue("sim")!
+      const market = (yield* sim.markets).find((m) => m.status === "open")!
+      const marketId = `sim:${market.nativeId}`
+      // 200 sell stops far below the market: no update of the next minute can reach them.
+      for (let i = 0; i < 200; i++) {
+        yield* engine.create(
+          {
+            account: "sim:default",
+            marketId,
+            side: "sell",
+            type: "stop_market",
+            amount: "1",
+            stopPrice: "0.01",
+            params: {}
+          },
+          "test"
+        )
+      }
+      const before = counted.writes
+      for (let i = 0; i < 30; i++) {
+        yield* TestClock.adjust("1 second")
+        yield* settle
+      }
+      // Thirty updates of this market reached none of the 200 stops: nothing was fed, nothing written.
+      assert.strictEqual(counted.writes - before, 0)
+      assert.strictEqual(yield* engine.liveCount, 200)
+      // A stop at the touch is reached on the next update and fires.
+      const near = (yield* sim.book(market.nativeId)).bids[0]!.price
+      const { order } = yield* engine.create(
+        {
+          account: "sim:default",
+          marketId,
+          side: "sell",
+          type: "stop_market",
+          amount: "1",
+          stopPrice: String(near / 1_000_000),
+          params: {}
+        },
+        "test"
+      )
+      yield* TestClock.adjust("1 second")
+      yield* settle
+      assert.strictEqual(yield* engine.liveCount, 200, "the near stop fired and ended; the far ones still wait")
+      void order
+    }).pipe(Effect.scoped)
+  )
+})
