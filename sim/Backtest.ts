@@ -1,5 +1,5 @@
 /** Backtests: a strategy module run over a tape through the engine itself, with a report and an equity curve. */
-import { Context, Effect, Schema, TestClock } from "effect"
+import { Context, Effect, Schema } from "effect"
 import * as F from "../src/Domain/Fixed.ts"
 import { Engine } from "../src/Engine/Engine.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"
@@ -154,7 +154,7 @@ export const backtest = (options: BacktestOptions) =>
     /** Reads the book of every market, the positions and the cash, so the hooks see the state of this moment. */
     const observe = (run: RunContext) =>
       Effect.gen(function* () {
-        now = yield* TestClock.currentTimeMillis
+        now = run.clock.unsafeCurrentTimeMillis()
         const gateway = Context.get(run.context, VenueGateway)
         const desk = Context.get(run.context, Desk)
         const venue = gateway.venues[0]!
@@ -281,8 +281,8 @@ export const backtest = (options: BacktestOptions) =>
             timers.sort((a, b) => a.at - b.at || a.n - b.n)
             while (timers.length > 0 && timers[0]!.at <= ts) {
               const timer = timers.shift()!
-              if (timer.at > (yield* TestClock.currentTimeMillis)) {
-                yield* TestClock.setTime(timer.at)
+              if (timer.at > run.clock.unsafeCurrentTimeMillis()) {
+                yield* run.clock.setTime(timer.at)
                 yield* settle
               }
               yield* observe(run)

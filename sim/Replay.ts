@@ -1,5 +1,5 @@
 /** Replay: the engine and a tape-fed venue over a tape on a discrete-event clock, with a scenario of orders. */
-import { Context, Effect, Exit, Layer, Schema, Scope, TestClock, TestContext } from "effect"
+import { Context, Effect, Exit, Layer, Schema, Scheduler, Scope } from "effect"
 import { createHash } from "node:crypto"
 import * as F from "../src/Domain/Fixed.ts"
 import { serverServices } from "../src/Cli.ts"
@@ -12,6 +12,7 @@ import { Desk } from "../src/Trading/Desk.ts"
 import type { Journal } from "../src/Trading/Journal.ts"
 import { submitOrder } from "../src/Trading/Submit.ts"
 import { parseTape, type TapeEvent } from "./Tape.ts"
+import { DiscreteClock } from "./DiscreteClock.ts"
 import { makeTapeVenue } from "./TapeVenue.ts"
 
 /** One order of a scenario: placed `at_ms` after the tape's first event, with the body of `POST /trading/orders`. */
@@ -23,6 +24,8 @@ export const Scenario = Schema.Array(ScenarioOrder)
 export interface RunContext {
   readonly context: Context.Context<Desk | Engine | OrderStore | Journal | VenueGateway>
   readonly account: string
+  /** The run's clock: read it with `Clock`, move it with `clock.setTime`. */
+  readonly clock: DiscreteClock
 }
 
 /** The services a run builds around its tape venue; by default the same composition `serve` uses. */
@@ -93,12 +96,12 @@ export const settle = Effect.forEach(Array.from({ length: 40 }), () => Effect.yi
  * the tape and the scenario: the clock jumps from one input to the next and runs every timer due on the way, so an
  * hour of market takes as long as its inputs do, and the same inputs and seed give the same log, byte for byte.
  */
-export const replay = (options: ReplayOptions) =>
-  Effect.gen(function* () {
-    const { header, events } = parseTape(options.tape)
+export const replay = (options: ReplayOptions) => {
+  const { header, events } = parseTape(options.tape)
+  const t0 = events[0]?.ts ?? 0
+  const clock = new DiscreteClock(t0)
+  return Effect.gen(function* () {
     const seed = options.seed ?? 1
-    const t0 = events[0]?.ts ?? 0
-    yield* TestClock.setTime(t0)
     const scope = yield* Scope.make()
     const venue = yield* makeTapeVenue(header)
     const wiring = options.wiring ?? simWiring
@@ -111,7 +114,7 @@ export const replay = (options: ReplayOptions) =>
     const desk = Context.get(context, Desk)
     const store = Context.get(context, OrderStore)
     const account = `${venue.info.id}:default`
-    const run: RunContext = { context, account }
+    const run: RunContext = { context, account, clock }
     const hooks = options.hooks ?? {}
     const orders = [...(options.orders ?? [])].sort((a, b) => a.at_ms - b.at_ms)
     const refused: Array<{ at_ms: number; code: string; message: string }> = []
@@ -121,11 +124,11 @@ export const replay = (options: ReplayOptions) =>
         while (next < orders.length && t0 + orders[next]!.at_ms <= until) {
           const item = orders[next++]!
           const due = t0 + item.at_ms
-          if (due > (yield* TestClock.currentTimeMillis)) yield* TestClock.setTime(due)
+          yield* clock.setTime(due)
           const send =
             options.submit === undefined
               ? Effect.asVoid(submitOrder(item.order, account, "replay").pipe(Effect.provide(context)))
-              : options.submit(item.order, { context, account })
+              : options.submit(item.order, { context, account, clock })
           const result = yield* Effect.either(send)
           if (result._tag === "Left")
             refused.push({ at_ms: item.at_ms, code: result.left.code, message: result.left.message })
@@ -152,7 +155,7 @@ export const replay = (options: ReplayOptions) =>
       })
     const moment = (t: number) =>
       Effect.gen(function* () {
-        if (t > (yield* TestClock.currentTimeMillis)) yield* TestClock.setTime(t)
+        yield* clock.setTime(t)
         yield* submitDue(t)
         if (hooks.before !== undefined) yield* hooks.before(t, run)
         yield* engine.expireDue(t)
@@ -205,4 +208,10 @@ export const replay = (options: ReplayOptions) =>
     }
     yield* Scope.close(scope, Exit.void)
     return { log, summary }
-  }).pipe(Effect.provide(TestContext.TestContext))
+  }).pipe(
+    // Every service built inside reads time from this run's clock, and only the run moves it.
+    Effect.withClock(clock),
+    // The run does no waiting of its own: continuations go through microtasks only, never a timer.
+    Effect.withScheduler(new Scheduler.MixedScheduler(Number.MAX_SAFE_INTEGER))
+  )
+}
