@@ -94,7 +94,6 @@ type EngineService = {
     actor: string
   ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError>
   readonly cancel: (id: string) => Effect.Effect<Order, ApiError>
-  readonly isParent: (id: string) => boolean
   /** Live parents, for status and tests. */
   readonly liveCount: Effect.Effect<number>
   /** The next expiry or timer of any live parent (Infinity when none). */
@@ -776,7 +775,6 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
             return (yield* desk.get(id))!
           })
         ).pipe(Effect.uninterruptible),
-      isParent: (id) => parents.has(id) || id.startsWith("mo_"),
       liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length),
       nextDue: Effect.sync(nextDue),
       expireDue: (now) => serialized(expireDue(now)),

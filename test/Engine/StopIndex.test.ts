@@ -53,7 +53,7 @@ describe("the index of waiting stops", () => {
       assert.strictEqual(yield* engine.liveCount, 200)
       // A stop at the touch is reached on the next update and fires.
       const near = (yield* sim.book(market.nativeId)).bids[0]!.price
-      const { order } = yield* engine.create(
+      yield* engine.create(
         {
           account: "sim:default",
           marketId,
@@ -68,7 +68,6 @@ describe("the index of waiting stops", () => {
       yield* TestClock.adjust("1 second")
       yield* settle
       assert.strictEqual(yield* engine.liveCount, 200, "the near stop fired and ended; the far ones still wait")
-      void order
     }).pipe(Effect.scoped)
   )
 })
