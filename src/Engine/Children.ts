@@ -42,3 +42,16 @@ export const recordFill = <K extends Kid>(
   if (kid !== undefined) kid.filled = F.add(kid.filled, input.amount)
   return true
 }
+
+/** A child ended: it is done, and its final filled is the larger of what was seen and what the venue reported. */
+export const markDone = <K extends Kid>(
+  state: KidBook<K>,
+  input: Input & { readonly _tag: "ChildDone" }
+): K | undefined => {
+  const kid = state.kids.find((k) => k.child === input.child)
+  if (kid !== undefined) {
+    kid.done = true
+    kid.final = F.max(kid.filled, input.filled)
+  }
+  return kid
+}

@@ -1,5 +1,5 @@
 /** iceberg: shows one slice of `display` at a time and reloads the next after a seeded delay once it fills. */
-import { Decimal, type Kid, openOf, prune, recordFill } from "./Children.ts"
+import { Decimal, markDone, type Kid, openOf, prune, recordFill } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -169,11 +169,7 @@ const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, co
         finish(state, commands, "rejected", input.reason ?? `slice ${input.child} was refused`)
         return
       }
-      const kid = state.kids.find((k) => k.child === input.child)
-      if (kid !== undefined) {
-        kid.done = true
-        kid.final = F.max(kid.filled, input.filled)
-      }
+      markDone(state, input)
       if (input.child === state.live) {
         state.live = null
         // A slice the venue filled is reloaded after the delay; one it canceled or expired is replaced at once.

@@ -1,5 +1,5 @@
 /** smart_taker: takes liquidity in IOC clips every interval, inside a price bound, until filled or expired. */
-import { Decimal, type Kid, openOf, prune, recordFill } from "./Children.ts"
+import { Decimal, markDone, type Kid, openOf, prune, recordFill } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -207,11 +207,7 @@ const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, co
         finish(state, commands, "rejected", input.reason ?? `clip ${input.child} was refused`)
         return
       }
-      const kid = state.kids.find((k) => k.child === input.child)
-      if (kid !== undefined) {
-        kid.done = true
-        kid.final = F.max(kid.filled, input.filled)
-      }
+      markDone(state, input)
       prune(state)
       if (input.child === state.live) {
         state.live = null

@@ -1,5 +1,5 @@
 /** twap: splits the amount into slices sent at even times across a window, catching up on what earlier slices missed. */
-import { Decimal, type Kid as BaseKid, openOf, prune, recordFill } from "./Children.ts"
+import { Decimal, markDone, type Kid as BaseKid, openOf, prune, recordFill } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -220,11 +220,7 @@ const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, co
         finish(state, commands, "rejected", input.reason ?? `slice ${input.child} was refused`)
         return
       }
-      const kid = state.kids.find((k) => k.child === input.child)
-      if (kid !== undefined) {
-        kid.done = true
-        kid.final = F.max(kid.filled, input.filled)
-      }
+      markDone(state, input)
       prune(state)
       if (state.ending && liveKids(state).length === 0) sendFinal(spec, params, state, commands)
       else if (input.child === state.finalChild) giveUp(spec, state, commands, "the window ended")
