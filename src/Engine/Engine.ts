@@ -346,7 +346,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
 
     const place = (rt: Runtime, child: ChildRecord): Effect.Effect<void> =>
       Effect.gen(function* () {
-        if (rt.done) {
+        if (rt.ending !== null || rt.done) {
           child.status = "done"
           return
         }
@@ -414,7 +414,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
               }
               break
             case "Place": {
-              if (rt.done) break
+              if (rt.ending !== null || rt.done) break
               const key = String(command.spec.child)
               if (rt.children[key] !== undefined) break
               const child: ChildRecord = { spec: command.spec, orderId: null, status: "placing", retries: 0 }
@@ -480,7 +480,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (TERMINAL.has(update.order.status) && child.status !== "done") {
           child.status = "done"
           const detail = update.order.info["detail"]
-          if (rt.ending !== null && rt.done) {
+          if (rt.ending !== null) {
             yield* persist(rt)
           } else {
             yield* feed(rt, {
