@@ -284,7 +284,10 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     }
 
     const statusOf = (rt: Runtime, filledAll: boolean): Order["status"] => {
-      if (rt.done) return rt.ending === "closed" || filledAll ? "closed" : (rt.ending ?? "canceled")
+      // A bracket's filled is its entry: holding the whole entry with exits still to go is not a finished bracket.
+      if (rt.done) {
+        return rt.ending === "closed" || (filledAll && rt.type !== "bracket") ? "closed" : (rt.ending ?? "canceled")
+      }
       if (rt.ending !== null) return "pending_cancel"
       return rt.triggered ? "triggered" : "waiting"
     }
