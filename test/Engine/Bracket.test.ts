@@ -7,34 +7,13 @@ import type { Side } from "../../src/Domain/Market.ts"
 import type { TimeInForce } from "../../src/Domain/Order.ts"
 import type { ChildSpec, Command, Input, MarketView, ParentSpec } from "../../src/Engine/Core.ts"
 import { core, counts, Params, type State, type Typed, validate } from "../../src/Engine/Bracket.ts"
+import { baseSpec as venueSpec, fieldsOf, ok, RUNS } from "./FakeVenue.ts"
 
-const RUNS = process.env["CROSSBOOK_LONG"] ? { numRuns: 5000 } : { seed: 42, numRuns: 200 }
 const TICK = F.of("0.01")
 
-const baseSpec = (over: Partial<ParentSpec> = {}): ParentSpec => ({
-  id: "mo_1",
-  side: "buy",
-  amount: F.of("10"),
-  price: null,
-  stopPrice: null,
-  timeInForce: "gtc",
-  postOnly: false,
-  reduceOnly: false,
-  tick: TICK,
-  lot: F.of("1"),
-  createdAt: 1_000_000,
-  ...over
-})
+const baseSpec = (over: Partial<ParentSpec> = {}): ParentSpec => venueSpec({ price: null, ...over })
 
 const decode = Schema.decodeUnknownSync(Params)
-
-const ok = <T>(result: { readonly params: T } | { readonly errors: ReadonlyArray<unknown> }): T => {
-  if ("errors" in result) throw new Error(JSON.stringify(result.errors))
-  return result.params
-}
-
-const fieldsOf = (result: { readonly params: unknown } | { readonly errors: ReadonlyArray<{ field: string }> }) =>
-  "errors" in result ? result.errors.map((e) => e.field) : []
 
 const bracket = (wire: Record<string, unknown>, over: Partial<ParentSpec> = {}) => {
   const spec = baseSpec(over)
