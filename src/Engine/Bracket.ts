@@ -4,8 +4,8 @@ import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
-import { type Command, type Core, type ParentSpec, passivePrice } from "./Core.ts"
-import { fires, triggerReference } from "./Stop.ts"
+import { type Command, type Core, type ParentSpec, type Watch, passivePrice } from "./Core.ts"
+import { fires, stopBand, triggerReference } from "./Stop.ts"
 
 export const Params = Schema.Struct({
   entry: Schema.optional(Schema.Struct({ type: Schema.optional(Schema.Literal("limit")), price: Decimal })),
@@ -162,6 +162,11 @@ export const core: Core<Typed, State> = {
     }
     return { state, commands }
   },
+  /** The stop-loss watches the market while something it protects is open and it has not fired. */
+  watch: (spec, params, state): Watch =>
+    state.finished || state.stopFired || F.sub(protectedAmount(spec, params, state), state.exitsFilled) <= 0
+      ? []
+      : [stopBand(params.source, params.exitSide, params.stop)],
   step: (spec, params, prev, input) => {
     const state: State = structuredClone(prev)
     const commands: Array<Command> = []

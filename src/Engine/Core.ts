@@ -82,12 +82,76 @@ export interface Step<S> {
   readonly commands: ReadonlyArray<Command>
 }
 
+/** A number a market view gives: the best bid, the best ask, their mid, or the last trade. */
+export type Reference = "bid" | "ask" | "mid" | "last"
+
+/**
+ * A band a parent sleeps in: a view wakes it when `ref` is at or below `low` or at or above `high` (integer
+ * millionths; ±Infinity for no bound), or, with `missing`, when the view has no such number.
+ */
+export interface Band {
+  readonly ref: Reference
+  readonly low: number
+  readonly high: number
+  readonly missing: boolean
+}
+
+/** Which market views can change a parent's state: `"all"`, or any of some bands (none: market data never does). */
+export type Watch = "all" | ReadonlyArray<Band>
+
+/** Wakes at `ref <= level`. */
+export const atOrBelow = (ref: Reference, level: F.Fixed): Band => ({
+  ref,
+  low: level,
+  high: Number.POSITIVE_INFINITY,
+  missing: false
+})
+
+/** Wakes at `ref >= level`. */
+export const atOrAbove = (ref: Reference, level: F.Fixed): Band => ({
+  ref,
+  low: Number.NEGATIVE_INFINITY,
+  high: level,
+  missing: false
+})
+
+/** Wakes when `ref` is anything but `value` (a null `value`: when there is one). */
+export const changedFrom = (ref: Reference, value: F.Fixed | null): Band =>
+  value === null
+    ? { ref, low: Number.POSITIVE_INFINITY, high: Number.POSITIVE_INFINITY, missing: false }
+    : { ref, low: value - 1, high: value + 1, missing: true }
+
+/** The number `ref` reads in `view`, or null. */
+export const referenceIn = (ref: Reference, view: MarketView): F.Fixed | null => {
+  switch (ref) {
+    case "bid":
+      return view.bestBid
+    case "ask":
+      return view.bestAsk
+    case "mid":
+      return midOf(view)
+    case "last":
+      return view.last
+  }
+}
+
+/** Whether `view` wakes a parent that sleeps in `band`. */
+export const wakes = (band: Band, view: MarketView): boolean => {
+  const value = referenceIn(band.ref, view)
+  return value === null ? band.missing : value <= band.low || value >= band.high
+}
+
 /** A decision core for one order type. `S` must be plain JSON (numbers, strings, arrays, objects) so it persists as is. */
 export interface Core<P, S> {
   readonly init: (spec: ParentSpec, params: P, seed: number) => Step<S>
   readonly step: (spec: ParentSpec, params: P, state: S, input: Input) => Step<S>
   /** The type's live state for the parent's `info` (e.g. the trailing level), decimals as strings. */
   readonly info: (state: S) => Readonly<Record<string, unknown>>
+  /**
+   * Which market views can change the state; a view outside every band must leave it as it is and send nothing, so
+   * the driver need not feed it (`test/Engine/Watch.test.ts` checks every core). Absent: every view.
+   */
+  readonly watch?: (spec: ParentSpec, params: P, state: S) => Watch
 }
 
 /** Rounds a price onto the tick grid away from aggression (a buy down, a sell up) and clamps it to [tick, 1 − tick]. */

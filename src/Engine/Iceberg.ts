@@ -4,7 +4,16 @@ import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import { SeededRandom } from "../Domain/Random.ts"
-import { type Command, type Core, type Input, type MarketView, type ParentSpec, nearFor, passivePrice } from "./Core.ts"
+import {
+  type Command,
+  type Core,
+  type Input,
+  type ParentSpec,
+  type Watch,
+  changedFrom,
+  nearFor,
+  passivePrice
+} from "./Core.ts"
 
 /** Wire params of an iceberg. */
 export const Params = Schema.Struct({
@@ -24,8 +33,6 @@ export interface Typed {
   readonly follow: boolean
 }
 
-/** One child as the core accounts for it; `final` is the filled amount the venue reported when it ended. */
-
 /** The iceberg's whole state, plain JSON. */
 export interface State {
   nextChild: number
@@ -36,7 +43,8 @@ export interface State {
   reloadTimer: string | null
   reloadAt: number | null
   reloads: number
-  view: MarketView | null
+  /** With `follow`: the own-side touch last seen (null when that side was empty or none was seen yet). */
+  near: F.Fixed | null
   rng: [number, number, number, number]
   started: boolean
   finished: boolean
@@ -83,8 +91,7 @@ const room = (spec: ParentSpec, state: State): F.Fixed =>
   )
 
 /** A slice's price: the fixed price, or with `follow` the own-side touch but never past the price. */
-const slicePrice = (spec: ParentSpec, params: Typed, view: MarketView | null): F.Fixed => {
-  const near = view === null ? null : nearFor(spec.side, view)
+const slicePrice = (spec: ParentSpec, params: Typed, near: F.Fixed | null): F.Fixed => {
   if (!params.follow || near === null) return params.price
   const bounded = spec.side === "buy" ? F.min(near, params.price) : F.max(near, params.price)
   return passivePrice(spec.side, bounded, spec.tick)
@@ -94,7 +101,7 @@ const placeSlice = (spec: ParentSpec, params: Typed, state: State, commands: Arr
   const amount = F.min(params.display, room(spec, state))
   if (amount <= 0) return
   const child = state.nextChild++
-  const price = slicePrice(spec, params, state.view)
+  const price = slicePrice(spec, params, state.near)
   state.kids.push({ child, size: amount, filled: F.ZERO, done: false, final: F.ZERO })
   state.live = child
   if (!state.started) {
@@ -142,7 +149,7 @@ const finish = (state: State, commands: Array<Command>, status: "closed" | "reje
 const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, commands: Array<Command>) => {
   switch (input._tag) {
     case "Market":
-      state.view = input.view
+      if (params.follow) state.near = nearFor(spec.side, input.view)
       if (!state.started) placeSlice(spec, params, state, commands)
       return
     case "Timer":
@@ -199,7 +206,7 @@ export const core: Core<Typed, State> = {
       reloadTimer: null,
       reloadAt: null,
       reloads: 0,
-      view: null,
+      near: null,
       rng: new SeededRandom(seed).snapshot(),
       started: false,
       finished: false
@@ -215,6 +222,12 @@ export const core: Core<Typed, State> = {
     if (state.finished) return { state, commands }
     onInput(spec, params, state, input, commands)
     return { state, commands }
+  },
+  /** Without `follow` market data never matters once the first slice is out; with it, only the own-side touch. */
+  watch: (spec, params, state): Watch => {
+    if (state.finished) return []
+    if (!state.started) return "all"
+    return params.follow ? [changedFrom(spec.side === "buy" ? "bid" : "ask", state.near)] : []
   },
   info: (state) => ({
     filled: F.format(state.filled),

@@ -5,8 +5,8 @@ import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
 import type { TimeInForce } from "../Domain/Order.ts"
-import { type Command, type Core, type MarketView, type ParentSpec, passivePrice } from "./Core.ts"
-import { fires, triggerReference } from "./Stop.ts"
+import { type Command, type Core, type MarketView, type ParentSpec, type Watch, passivePrice } from "./Core.ts"
+import { fires, stopBand, triggerReference } from "./Stop.ts"
 
 export const Leg = Schema.Struct({
   side: Schema.Literal("buy", "sell"),
@@ -255,6 +255,19 @@ export const core: Core<Typed, State> = {
       if (params.legs[i].kind === "limit") place(params.legs, state, i, params.legs[i].amount, commands)
     }
     return { state, commands }
+  },
+  /** Only a stop leg that has not fired watches the market: it wakes where it fires. */
+  watch: (_spec, params, state): Watch => {
+    if (state.finished) return []
+    const bands = []
+    for (const i of [0, 1] as const) {
+      const spec = params.legs[i]
+      const leg = state.legs[i]
+      if (spec.kind === "stop" && !leg.fired && !leg.done && spec.stopPrice !== null) {
+        bands.push(stopBand(spec.source, spec.side, spec.stopPrice))
+      }
+    }
+    return bands
   },
   step: (spec, params, prev, input) => {
     const state: State = structuredClone(prev)

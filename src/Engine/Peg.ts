@@ -9,6 +9,8 @@ import {
   type Input,
   type MarketView,
   type ParentSpec,
+  type Watch,
+  changedFrom,
   midOf,
   nearFor,
   passivePrice,
@@ -200,7 +202,8 @@ const finish = (state: State, commands: Array<Command>, status: "closed" | "reje
 const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, commands: Array<Command>) => {
   switch (input._tag) {
     case "Market":
-      state.view = input.view
+      // The peg price reads the bid and the ask only; the last trade is not kept, so it does not wake the parent.
+      state.view = { bestBid: input.view.bestBid, bestAsk: input.view.bestAsk, last: null }
       if (state.live === null) tryPlace(spec, params, state, input.ts, commands)
       else maybeRepeg(spec, params, state, input.ts, commands)
       return
@@ -255,6 +258,11 @@ export const core: Core<Typed, State> = {
     },
     commands: []
   }),
+  watch: (_spec, _params, state): Watch => {
+    if (state.finished) return []
+    if (state.view === null) return "all"
+    return [changedFrom("bid", state.view.bestBid), changedFrom("ask", state.view.bestAsk)]
+  },
   step: (spec, params, prev, input) => {
     const state: State = structuredClone(prev)
     const commands: Array<Command> = []

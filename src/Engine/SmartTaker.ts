@@ -3,7 +3,16 @@ import { Decimal, markDone, type Kid, openOf, prune, recordFill } from "./Childr
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import { type Command, type Core, type Input, type ParentSpec, passivePrice, touchFor } from "./Core.ts"
+import {
+  type Command,
+  type Core,
+  type Input,
+  type ParentSpec,
+  type Watch,
+  changedFrom,
+  passivePrice,
+  touchFor
+} from "./Core.ts"
 
 /** Wire params of a smart_taker. */
 export const Params = Schema.Struct({
@@ -180,7 +189,13 @@ const sendClip = (spec: ParentSpec, params: Typed, state: State, ts: number, com
 }
 
 const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, commands: Array<Command>) => {
-  if (state.expiresAt !== null && input.ts >= state.expiresAt && input._tag !== "ChildFill") {
+  // Market data does not end it: the `expire` timer does, at the same moment, after that moment's market data.
+  if (
+    state.expiresAt !== null &&
+    input.ts >= state.expiresAt &&
+    input._tag !== "ChildFill" &&
+    input._tag !== "Market"
+  ) {
     expire(spec, state, commands)
     return
   }
@@ -254,6 +269,9 @@ export const core: Core<Typed, State> = {
     onInput(spec, params, state, input, commands)
     return { state, commands }
   },
+  /** Only the first view that shows the touch matters (it sets the bound of a `max_slippage` taker). */
+  watch: (spec, _params, state): Watch =>
+    state.finished || state.bound !== null ? [] : [changedFrom(spec.side === "buy" ? "ask" : "bid", null)],
   info: (state) => ({
     bound: F.formatOrNull(state.bound),
     clips: state.clips,

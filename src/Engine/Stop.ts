@@ -10,7 +10,11 @@ import {
   type Input,
   type MarketView,
   type ParentSpec,
+  type Reference,
   type Step,
+  type Watch,
+  atOrAbove,
+  atOrBelow,
   midOf,
   passivePrice
 } from "./Core.ts"
@@ -79,6 +83,14 @@ export const triggerReference = (
       return view.last ?? last
   }
 }
+
+/** Which number of a view a stop on `side` watches (the same as {@link triggerReference} reads). */
+export const referenceFor = (source: TriggerSource, side: Side): Reference =>
+  source === "touch" ? (side === "buy" ? "ask" : "bid") : source
+
+/** The band a waiting stop sleeps in: it wakes where it fires (a sell at `ref <= level`, a buy at `ref >= level`). */
+export const stopBand = (source: TriggerSource, side: Side, level: F.Fixed) =>
+  side === "buy" ? atOrAbove(referenceFor(source, side), level) : atOrBelow(referenceFor(source, side), level)
 
 /** Whether a stop on `side` at `level` fires on reference `ref`: a sell at `ref <= level`, a buy at `ref >= level`. */
 export const fires = (side: Side, ref: F.Fixed, level: F.Fixed): boolean =>
@@ -286,6 +298,8 @@ const stopCore: Core<Typed, State> = {
       )
     }
   },
+  watch: (spec, params, state): Watch =>
+    state.finished || state.fired ? [] : [stopBand(params.source, spec.side, params.stop)],
   info: (state) => ({
     stop_price: F.format(state.stop),
     protection: F.formatOrNull(state.protection),

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
-import { type Command, type Core, type ParentSpec, passivePrice } from "./Core.ts"
+import { type Command, type Core, type ParentSpec, type Watch, changedFrom, passivePrice } from "./Core.ts"
 import {
   type ChildTrack,
   type TriggerSource,
@@ -15,6 +15,7 @@ import {
   parseSlippage,
   priceProblem,
   protectionPrice,
+  referenceFor,
   refuseProtection,
   triggerReference
 } from "./Stop.ts"
@@ -153,6 +154,16 @@ export const core: Core<Typed, State> = {
       payload: { level: F.format(candidate), reference: F.format(ref) }
     }
     return { state: { ...state, extreme, level: candidate }, commands: [trailed] }
+  },
+  /** Asleep while the reference is no better than the extreme and has not reached the level. */
+  watch: (spec, params, state): Watch => {
+    if (state.fired || state.finished) return []
+    const ref = referenceFor(params.source, spec.side)
+    if (state.extreme === null) return [changedFrom(ref, null)]
+    const level = state.level ?? (spec.side === "sell" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY)
+    return spec.side === "sell"
+      ? [{ ref, low: level, high: state.extreme + 1, missing: false }]
+      : [{ ref, low: state.extreme - 1, high: level, missing: false }]
   },
   info: (state) => ({
     level: F.formatOrNull(state.level),

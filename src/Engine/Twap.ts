@@ -263,6 +263,8 @@ export const core: Core<Typed, State> = {
     onInput(spec, params, state, input, commands)
     return { state, commands }
   },
+  /** A twap runs on its timers; market data never changes it. */
+  watch: () => [],
   info: (state) => ({
     slices_sent: state.next,
     planned: F.format(state.planned),

@@ -5,7 +5,14 @@ import { describe, expect, it } from "vitest"
 import * as F from "../../src/Domain/Fixed.ts"
 import type { Side } from "../../src/Domain/Market.ts"
 import type { ComplexType } from "../../src/Domain/Order.ts"
-import type { ChildSpec, Command, Input, ParentSpec } from "../../src/Engine/Core.ts"
+import {
+  type ChildSpec,
+  type Command,
+  type Input,
+  type MarketView,
+  type ParentSpec,
+  wakes
+} from "../../src/Engine/Core.ts"
 import type { OrderKind } from "../../src/Engine/Engine.ts"
 import { REGISTRY } from "../../src/Engine/Registry.ts"
 
@@ -546,6 +553,55 @@ describe("every engine type", () => {
         }),
         RUNS
       )
+    })
+  }
+
+  /** A few views to probe with after each input, drawn from the scenario's seed. */
+  const probes = (seed: number, n: number): Array<MarketView> => {
+    let x = seed >>> 0 || 1
+    const next = (m: number) => {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0
+      return (x >>> 8) % m
+    }
+    const at = (k: number) => F.mul(TICK, F.fromInt(k))
+    return Array.from({ length: n }, () => {
+      const bid = 1 + next(97)
+      const gap = next(10)
+      return {
+        bestBid: gap === 0 ? null : at(bid),
+        bestAsk: gap === 1 ? null : at(Math.min(99, bid + 1 + next(4))),
+        last: gap === 2 ? null : at(1 + next(99))
+      }
+    })
+  }
+
+  for (const type of TYPES) {
+    it(`watch ${type}: a view outside every band the core watches leaves its state as it is and sends nothing`, () => {
+      const watch = REGISTRY[type].core.watch
+      expect(watch, `${type} declares what it watches`).toBeDefined()
+      let asleep = 0
+      fc.assert(
+        fc.property(scenarioArb(type), (s) => {
+          let round = 0
+          run(type, s, (v) => {
+            const bands = watch!(v.spec, v.params, v.state)
+            if (bands === "all") return
+            for (const view of probes(s.seed + ++round, 4)) {
+              if (bands.some((band) => wakes(band, view))) continue
+              asleep += 1
+              const step = v.kind.core.step(v.spec, v.params, v.state, { _tag: "Market", ts: v.now, view })
+              expect(
+                step.commands,
+                `${type} asleep in ${JSON.stringify(bands)} acted on ${JSON.stringify(view)}`
+              ).toEqual([])
+              expect(step.state, `${type} asleep changed its state on ${JSON.stringify(view)}`).toEqual(v.state)
+            }
+          })
+        }),
+        RUNS
+      )
+      // The check must have had something to check.
+      expect(asleep).toBeGreaterThan(100)
     })
   }
 })
