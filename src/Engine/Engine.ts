@@ -9,7 +9,7 @@ import { VenueGateway } from "../Services/VenueGateway.ts"
 import { type ChildUpdate, Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
 import type { ChildSpec, Command, Core, Input, MarketView, ParentSpec } from "./Core.ts"
-import { triggerReference, type Typed as StopTyped } from "./Stop.ts"
+import { WakeIndex } from "./WakeIndex.ts"
 
 /** One complex order type: its wire params, its checks, its decision core. */
 export interface OrderKind<P = any, S = any> {
@@ -94,6 +94,11 @@ type EngineService = {
     actor: string
   ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError>
   readonly cancel: (id: string) => Effect.Effect<Order, ApiError>
+  /**
+   * Market data from a caller that has the view already (the simulator, benchmarks): plain TypeScript until a parent
+   * wakes. Null when the view wakes nobody; else the work of feeding the parents it woke.
+   */
+  readonly marketView: (marketId: string, view: MarketView) => Effect.Effect<void> | null
   /** Live parents, for status and tests. */
   readonly liveCount: Effect.Effect<number>
   /** The next expiry or timer of any live parent (Infinity when none). */
@@ -126,80 +131,19 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     const wake = yield* Queue.sliding<void>(1)
 
     const parents = new Map<string, Runtime>()
-    /** Live parents per market: market data reaches only these. */
-    const byMarket = new Map<string, Set<string>>()
-
     /**
-     * Stops that have not fired wait in a per-market index sorted by trigger level, one list per side and reference,
-     * so a market update reaches only the stops it can fire: O(log n + fired), not O(all stops). Every other parent
-     * of the market sees every update.
+     * Where each live parent sleeps: market data reaches only the parents whose watched bands a view leaves
+     * (`WakeIndex`), so an update costs O(log n + woken), not O(parents of the market).
      */
-    const stops = new Map<string, Map<string, Array<{ readonly level: number; readonly id: string }>>>()
-    const isWaitingStop = (rt: Runtime) => (rt.type === "stop_market" || rt.type === "stop_limit") && !rt.triggered
-    const stopKey = (rt: Runtime) => `${rt.spec.side}:${(rt.params as StopTyped).source}`
-    const index = (rt: Runtime) => {
-      if (isWaitingStop(rt)) {
-        const lists = stops.get(rt.marketId) ?? new Map<string, Array<{ level: number; id: string }>>()
-        stops.set(rt.marketId, lists)
-        const list = lists.get(stopKey(rt)) ?? []
-        lists.set(stopKey(rt), list)
-        const level = (rt.params as StopTyped).stop
-        let lo = 0
-        let hi = list.length
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1
-          if (list[mid]!.level < level || (list[mid]!.level === level && list[mid]!.id < rt.id)) lo = mid + 1
-          else hi = mid
-        }
-        list.splice(lo, 0, { level, id: rt.id })
-        return
-      }
-      const set = byMarket.get(rt.marketId) ?? new Set<string>()
-      set.add(rt.id)
-      byMarket.set(rt.marketId, set)
-    }
-    const unindex = (rt: Runtime) => {
-      byMarket.get(rt.marketId)?.delete(rt.id)
-      const list = stops.get(rt.marketId)?.get(stopKey(rt))
-      if (list === undefined) return
-      const at = list.findIndex((e) => e.id === rt.id)
-      if (at >= 0) list.splice(at, 1)
-    }
-
-    /** The waiting stops this view can fire: a sell at `ref <= level`, a buy at `ref >= level`. */
-    const stopsToWake = (marketId: string, view: MarketView): Array<string> => {
-      const lists = stops.get(marketId)
-      if (lists === undefined) return []
-      const out: Array<string> = []
-      for (const [key, list] of lists) {
-        if (list.length === 0) continue
-        const [side, source] = key.split(":") as ["buy" | "sell", StopTyped["source"]]
-        const ref = triggerReference(source, side, view)
-        if (ref === null) continue
-        let lo = 0
-        let hi = list.length
-        if (side === "sell") {
-          // First entry with level >= ref; every entry from there fires.
-          while (lo < hi) {
-            const mid = (lo + hi) >>> 1
-            if (list[mid]!.level < ref) lo = mid + 1
-            else hi = mid
-          }
-          for (let i = lo; i < list.length; i++) out.push(list[i]!.id)
-        } else {
-          // First entry with level > ref; every entry before it fires.
-          while (lo < hi) {
-            const mid = (lo + hi) >>> 1
-            if (list[mid]!.level <= ref) lo = mid + 1
-            else hi = mid
-          }
-          for (let i = 0; i < lo; i++) out.push(list[i]!.id)
-        }
-      }
-      return out
-    }
+    const sleeping = new WakeIndex()
 
     const kindOf = (rt: Runtime) => registry[rt.type]
+
+    /** Files the parent under what its core watches now; a parent that is ending or done watches nothing. */
+    const rewatch = (rt: Runtime) => {
+      if (rt.done || rt.ending !== null) sleeping.delete(rt.id)
+      else sleeping.set(rt.id, rt.marketId, kindOf(rt).core.watch?.(rt.spec, rt.params, rt.state) ?? "all")
+    }
 
     const persist = (rt: Runtime) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -322,7 +266,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       Effect.gen(function* () {
         if (rt.done || rt.ending === null || liveChildren(rt).length > 0) return
         rt.done = true
-        unindex(rt)
+        sleeping.delete(rt.id)
         yield* save(rt, rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated")
         const order = (yield* desk.get(rt.id))!
         yield* emit(rt, "managed.done", { status: order.status, detail: rt.detail, filled: F.format(order.filled) })
@@ -342,6 +286,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         rt.ending = status
         rt.detail = detail
         rt.timers = []
+        sleeping.delete(rt.id)
         yield* save(rt)
         for (const child of liveChildren(rt)) yield* cancelChild(child)
         yield* completeIfQuiet(rt)
@@ -410,8 +355,6 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           switch (command._tag) {
             case "Trigger":
               if (!rt.triggered && rt.ending === null) {
-                // A stop that fired needs no more market data: it leaves the index of waiting stops.
-                if (isWaitingStop(rt)) unindex(rt)
                 rt.triggered = true
                 yield* save(rt)
               }
@@ -455,6 +398,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         const kind = kindOf(rt)
         const step = kind.core.step(rt.spec, rt.params, rt.state, input)
         rt.state = step.state
+        rewatch(rt)
         yield* persist(rt)
         yield* execute(rt, step.commands)
         yield* completeIfQuiet(rt)
@@ -503,18 +447,26 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         yield* completeIfQuiet(rt)
       })
 
+    /** Feeds a view to the parents it woke, in id order. */
+    const feedView = (woken: ReadonlyArray<string>, view: MarketView) =>
+      Effect.flatMap(Clock.currentTimeMillis, (ts) =>
+        Effect.forEach(
+          woken,
+          (id) => {
+            const rt = parents.get(id)
+            return rt === undefined || rt.ending !== null ? Effect.void : feed(rt, { _tag: "Market", ts, view })
+          },
+          { discard: true }
+        )
+      )
+
     const onMarket = (marketId: string) =>
       Effect.gen(function* () {
-        const ids = byMarket.get(marketId)
-        if ((ids === undefined || ids.size === 0) && !stops.has(marketId)) return
+        if (!sleeping.watches(marketId)) return
         const view = yield* viewOf(marketId)
         if (view === undefined) return
-        const ts = yield* Clock.currentTimeMillis
-        for (const id of [...(ids ?? []), ...stopsToWake(marketId, view)].sort()) {
-          const rt = parents.get(id)
-          if (rt === undefined || rt.ending !== null) continue
-          yield* feed(rt, { _tag: "Market", ts, view })
-        }
+        const woken = sleeping.woken(marketId, view)
+        if (woken !== null) yield* feedView(woken, view)
       })
 
     const byId = () => [...parents.values()].filter((rt) => !rt.done).sort((a, b) => (a.id < b.id ? -1 : 1))
@@ -568,7 +520,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       const rt = stored.state as Runtime
       if (registry[rt.type] === undefined) continue
       parents.set(rt.id, rt)
-      index(rt)
+      rewatch(rt)
     }
     yield* serialized(
       Effect.forEach(
@@ -747,7 +699,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           notes: input.notes ?? ""
         }
         parents.set(id, rt)
-        index(rt)
+        rewatch(rt)
         yield* save(rt, "order.accepted", digest)
         // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
         const accepted = (yield* desk.get(id))!
@@ -779,6 +731,10 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           })
         ).pipe(Effect.uninterruptible),
       liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length),
+      marketView: (marketId, view) => {
+        const woken = sleeping.woken(marketId, view)
+        return woken === null ? null : serialized(feedView(woken, view))
+      },
       nextDue: Effect.sync(nextDue),
       expireDue: (now) => serialized(expireDue(now)),
       timersDue: (now) => serialized(timersDue(now))

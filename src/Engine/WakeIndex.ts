@@ -1,0 +1,162 @@
+/**
+ * Which parents a market view wakes. Each parent sleeps in the bands its core watches; per market and reference the
+ * bands sit in two sorted lists (by `low` and by `high`), so a view costs O(1) when it wakes nobody and
+ * O(log n + woken) when it wakes someone: never a scan of every parent of the market.
+ */
+import type { Band, MarketView, Reference, Watch } from "./Core.ts"
+import { referenceIn } from "./Core.ts"
+
+interface Entry {
+  readonly bound: number
+  readonly id: string
+}
+
+/** The bands of one reference of one market. */
+class Lists {
+  /** Wake at `value <= low`: sorted by low, a view wakes a suffix. */
+  readonly lows: Array<Entry> = []
+  /** Wake at `value >= high`: sorted by high, a view wakes a prefix. */
+  readonly highs: Array<Entry> = []
+  /** Wake when the view has no such number. */
+  readonly missing = new Set<string>()
+
+  get size() {
+    return this.lows.length + this.highs.length + this.missing.size
+  }
+}
+
+const position = (list: ReadonlyArray<Entry>, bound: number, id: string): number => {
+  let lo = 0
+  let hi = list.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    const e = list[mid]!
+    if (e.bound < bound || (e.bound === bound && e.id < id)) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+const insert = (list: Array<Entry>, bound: number, id: string) => {
+  list.splice(position(list, bound, id), 0, { bound, id })
+}
+
+const remove = (list: Array<Entry>, bound: number, id: string) => {
+  const at = position(list, bound, id)
+  if (list[at]?.id === id) list.splice(at, 1)
+}
+
+/** The parents of one market. */
+class MarketEntry {
+  /** Parents that see every view. */
+  readonly always = new Set<string>()
+  readonly refs = new Map<Reference, Lists>()
+
+  get empty() {
+    if (this.always.size > 0) return false
+    for (const lists of this.refs.values()) if (lists.size > 0) return false
+    return true
+  }
+}
+
+const REFERENCES: ReadonlyArray<Reference> = ["bid", "ask", "mid", "last"]
+
+export class WakeIndex {
+  private readonly markets = new Map<string, MarketEntry>()
+  /** Where each parent sleeps now, to take it out again. */
+  private readonly placed = new Map<string, { readonly marketId: string; readonly watch: Watch }>()
+
+  /** Parents indexed (sleeping in some band or seeing every view). */
+  get size(): number {
+    return this.placed.size
+  }
+
+  /** Puts a parent to sleep in `watch` (replacing where it slept before). */
+  set(id: string, marketId: string, given: Watch): void {
+    // A band with no bound that ignores a missing number never wakes anyone.
+    const watch = given === "all" ? given : given.filter((b) => b.missing || b.low > -Infinity || b.high < Infinity)
+    const before = this.placed.get(id)
+    if (before !== undefined && before.marketId === marketId && sameWatch(before.watch, watch)) return
+    this.delete(id)
+    if (watch !== "all" && watch.length === 0) return
+    let entry = this.markets.get(marketId)
+    if (entry === undefined) this.markets.set(marketId, (entry = new MarketEntry()))
+    this.placed.set(id, { marketId, watch })
+    if (watch === "all") {
+      entry.always.add(id)
+      return
+    }
+    for (const band of watch) {
+      let lists = entry.refs.get(band.ref)
+      if (lists === undefined) entry.refs.set(band.ref, (lists = new Lists()))
+      if (band.low !== Number.NEGATIVE_INFINITY) insert(lists.lows, band.low, id)
+      if (band.high !== Number.POSITIVE_INFINITY) insert(lists.highs, band.high, id)
+      if (band.missing) lists.missing.add(id)
+    }
+  }
+
+  /** Takes a parent out: no view wakes it. */
+  delete(id: string): void {
+    const before = this.placed.get(id)
+    if (before === undefined) return
+    this.placed.delete(id)
+    const entry = this.markets.get(before.marketId)
+    if (entry === undefined) return
+    if (before.watch === "all") entry.always.delete(id)
+    else {
+      for (const band of before.watch) {
+        const lists = entry.refs.get(band.ref)
+        if (lists === undefined) continue
+        if (band.low !== Number.NEGATIVE_INFINITY) remove(lists.lows, band.low, id)
+        if (band.high !== Number.POSITIVE_INFINITY) remove(lists.highs, band.high, id)
+        if (band.missing) lists.missing.delete(id)
+      }
+    }
+    if (entry.empty) this.markets.delete(before.marketId)
+  }
+
+  /** Whether any parent watches this market at all. */
+  watches(marketId: string): boolean {
+    return this.markets.has(marketId)
+  }
+
+  /** The parents `view` wakes, in id order; null when none. */
+  woken(marketId: string, view: MarketView): Array<string> | null {
+    const entry = this.markets.get(marketId)
+    if (entry === undefined) return null
+    let out: Array<string> | null = entry.always.size > 0 ? [...entry.always] : null
+    for (const ref of REFERENCES) {
+      const lists = entry.refs.get(ref)
+      if (lists === undefined) continue
+      const value = referenceIn(ref, view)
+      if (value === null) {
+        if (lists.missing.size > 0) (out ??= []).push(...lists.missing)
+        continue
+      }
+      const { lows, highs } = lists
+      // The common case first: the view is inside every band of this reference.
+      if (lows.length > 0 && value <= lows[lows.length - 1]!.bound) {
+        out ??= []
+        for (let i = position(lows, value, ""); i < lows.length; i++) out.push(lows[i]!.id)
+      }
+      if (highs.length > 0 && value >= highs[0]!.bound) {
+        out ??= []
+        const end = position(highs, value + 1, "")
+        for (let i = 0; i < end; i++) out.push(highs[i]!.id)
+      }
+    }
+    if (out === null || out.length < 2) return out
+    return [...new Set<string>(out)].sort()
+  }
+}
+
+const sameWatch = (a: Watch, b: Watch): boolean => {
+  if (a === "all" || b === "all") return a === b
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x: Band = a[i]!
+    const y: Band = b[i]!
+    if (x.ref !== y.ref || x.low !== y.low || x.high !== y.high || x.missing !== y.missing) return false
+  }
+  return true
+}
