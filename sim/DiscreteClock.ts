@@ -47,6 +47,14 @@ export class DiscreteClock implements Clock.Clock {
     })
   }
 
+  /** Moves time forward to `t` at once when nobody sleeps until then; answers false (time unmoved) otherwise. */
+  advanceQuietly(t: number): boolean {
+    if (t <= this.now) return true
+    for (const s of this.sleepers) if (s.at <= t) return false
+    this.now = t
+    return true
+  }
+
   /** Moves time forward to `t` (never back) and wakes every sleeper due by then, earliest first. */
   setTime(t: number): Effect.Effect<void> {
     return Effect.sync(() => {

@@ -143,13 +143,12 @@ export const replay = (options: ReplayOptions) => {
     const moveTo = (t: number) =>
       Effect.gen(function* () {
         for (;;) {
-          const timer = yield* engine.nextDue
+          const timer = engine.nextDue()
           const order = next < orders.length ? t0 + orders[next]!.at_ms : Number.POSITIVE_INFINITY
           const at = Math.min(timer, order)
           if (at >= t) break
           yield* moment(at)
-          yield* engine.timersDue(at)
-          yield* settle
+          yield* timers(at)
         }
         yield* moment(t)
       })
@@ -157,26 +156,60 @@ export const replay = (options: ReplayOptions) => {
       Effect.gen(function* () {
         yield* clock.setTime(t)
         yield* submitDue(t)
-        if (hooks.before !== undefined) yield* hooks.before(t, run)
-        yield* engine.expireDue(t)
+        if (hooks.before !== undefined) {
+          yield* hooks.before(t, run)
+          yield* settle
+        }
+        if (engine.nextDue() <= t) {
+          yield* engine.expireDue(t)
+          yield* settle
+        }
+      })
+    /** The moment's timers, last among its inputs. */
+    const timers = (t: number) =>
+      Effect.gen(function* () {
+        if (engine.nextDue() > t) return
+        yield* engine.timersDue(t)
         yield* settle
       })
     const step = Math.max(1, Math.floor(events.length / 100))
+    /** Whether the moment `t` starts with nothing but market data: no order, timer, expiry, hook or sleeper due. */
+    const quietUntil = (t: number) =>
+      hooks.before === undefined &&
+      engine.nextDue() > t &&
+      (next >= orders.length || t0 + orders[next]!.at_ms > t) &&
+      clock.advanceQuietly(t)
     for (let i = 0; i < events.length;) {
       const t = events[i]!.ts
-      yield* moveTo(t)
+      // Most moments hold market data only: the clock moves in plain code, and only what wakes something runs fibers.
+      if (!quietUntil(t)) yield* moveTo(t)
       // Market data of this moment, in tape order; child updates it causes settle after each.
       for (; i < events.length && events[i]!.ts === t; i++) {
         const event = events[i]!
-        yield* venue.apply(event)
-        yield* settle
-        if (hooks.after !== undefined) yield* hooks.after(event, run)
+        const reported = venue.applyNow(event)
+        // Child updates first (fills and order changes the event caused), then the market view.
+        if (reported.length > 1 || (reported.length === 1 && reported[0]!._tag !== "Book")) {
+          yield* venue.publish(reported)
+          yield* settle
+        }
+        if (event.type === "snapshot" || event.type === "change" || event.type === "trade") {
+          const nativeId = event.market.slice(event.market.indexOf(":") + 1)
+          const view = venue.view(nativeId)
+          const work = view === undefined ? null : engine.marketView(event.market, view)
+          if (work !== null) {
+            yield* work
+            yield* settle
+          }
+        }
+        if (hooks.after !== undefined) {
+          yield* hooks.after(event, run)
+          yield* settle
+        }
         if (options.onProgress !== undefined && (i % step === 0 || i === events.length - 1)) {
           options.onProgress(i + 1, events.length)
         }
       }
-      yield* engine.timersDue(t)
-      yield* settle
+      if (engine.nextDue() <= t) yield* timers(t)
     }
     yield* submitDue(Number.MAX_SAFE_INTEGER)
     yield* settle

@@ -1,6 +1,7 @@
 /** A venue fed by a tape: the recorded book is the market, own orders queue behind its displayed size. */
 import { Clock, Effect, PubSub } from "effect"
 import * as F from "../src/Domain/Fixed.ts"
+import type { MarketView } from "../src/Engine/Core.ts"
 import type { Market, Side, Trade } from "../src/Domain/Market.ts"
 import type {
   PlaceOrderRequest,
@@ -36,8 +37,16 @@ interface OwnOrder {
 const MAX_TRADES = 1000
 
 export interface TapeVenue extends Venue {
-  /** Applies one tape event at its time; answers what it reported (also published to subscribers). */
+  /**
+   * Applies one tape event at its time; answers what it reported. Fills and order updates are published to
+   * subscribers; book updates are not (whoever applies the tape hands the engine the market's view itself).
+   */
   readonly apply: (event: TapeEvent) => Effect.Effect<ReadonlyArray<VenueEvent>>
+  /** {@link apply} in two halves: the plain part, and publishing what it reported (a no-op for book updates). */
+  readonly applyNow: (event: TapeEvent) => ReadonlyArray<VenueEvent>
+  readonly publish: (reported: ReadonlyArray<VenueEvent>) => Effect.Effect<void>
+  /** A market's best bid, best ask and last trade now (plain TypeScript, no copy of the book). */
+  readonly view: (nativeId: string) => MarketView | undefined
 }
 
 /**
@@ -125,8 +134,19 @@ export const makeTapeVenue = (header: TapeHeader) =>
       }
     }
 
-    const live = (nativeId: string) =>
-      [...orders.values()].filter((o) => o.nativeId === nativeId && o.status === "open")
+    /** Own orders per market in the order they were placed; ones no longer open are dropped as they are met. */
+    const resting = new Map<string, Set<OwnOrder>>()
+    const NONE: ReadonlyArray<OwnOrder> = []
+    const live = (nativeId: string): ReadonlyArray<OwnOrder> => {
+      const set = resting.get(nativeId)
+      if (set === undefined || set.size === 0) return NONE
+      const out: Array<OwnOrder> = []
+      for (const o of set) {
+        if (o.status === "open") out.push(o)
+        else set.delete(o)
+      }
+      return out
+    }
 
     /** Resting orders the book now crosses fill at their own price, as far as the crossing side shows size. */
     const crossings = (nativeId: string, book: TapeBook, ts: number, out: Array<VenueEvent>) => {
@@ -142,73 +162,84 @@ export const makeTapeVenue = (header: TapeHeader) =>
       }
     }
 
-    const apply = (event: TapeEvent) =>
-      Effect.gen(function* () {
-        const nativeId = event.market.slice(event.market.indexOf(":") + 1)
-        const book = books.get(nativeId)
-        const market = markets.get(nativeId)
-        if (book === undefined || market === undefined) return []
-        const out: Array<VenueEvent> = []
-        switch (event.type) {
-          case "snapshot":
-          case "change": {
-            book.apply(event)
-            // A level that thins out in front of a resting order moves it up its queue.
-            for (const o of live(nativeId)) {
-              const shown = book.sizeAt(o.side === "buy" ? "bid" : "ask", o.price)
-              if (shown < o.ahead) o.ahead = shown
-            }
-            crossings(nativeId, book, event.ts, out)
-            out.push({ _tag: "Book", nativeId, ts: event.ts })
-            break
+    /** Applies a tape event to the books and own orders, in plain TypeScript; answers what it reported. */
+    const applyNow = (event: TapeEvent): Array<VenueEvent> => {
+      const nativeId = event.market.slice(event.market.indexOf(":") + 1)
+      const book = books.get(nativeId)
+      const market = markets.get(nativeId)
+      const out: Array<VenueEvent> = []
+      if (book === undefined || market === undefined) return out
+      switch (event.type) {
+        case "snapshot":
+        case "change": {
+          book.apply(event)
+          // A level that thins out in front of a resting order moves it up its queue.
+          for (const o of live(nativeId)) {
+            const shown = book.sizeAt(o.side === "buy" ? "bid" : "ask", o.price)
+            if (shown < o.ahead) o.ahead = shown
           }
-          case "trade": {
-            const price = F.of(event.price)
-            const amount = F.of(event.amount)
-            const list = trades.get(nativeId)!
-            list.unshift({
-              id: `${nativeId}-${event.ts}-${list.length}`,
-              ts: event.ts,
-              price,
-              amount,
-              takerSide: event.taker_side
-            })
-            if (list.length > MAX_TRADES) list.length = MAX_TRADES
-            // A trade reaches the resting orders on the side it hit, in queue order at the traded price.
-            const hitSide: Side = event.taker_side === "sell" ? "buy" : "sell"
-            for (const o of live(nativeId)) {
-              if (o.side !== hitSide) continue
-              const through = hitSide === "buy" ? o.price > price : o.price < price
-              const at = o.price === price
-              if (!through && !at) continue
-              let reach = amount
-              if (at) {
-                const used = F.min(o.ahead, reach)
-                o.ahead = F.sub(o.ahead, used)
-                reach = F.sub(reach, used)
-              }
-              const size = F.min(reach, F.sub(o.amount, o.filled))
-              if (size > 0) fill(o, o.price, size, "maker", event.ts, out)
-            }
-            break
-          }
-          case "status": {
-            markets.set(nativeId, { ...market, status: event.status, result: event.result ?? null })
-            if (event.status !== "open") {
-              for (const o of live(nativeId)) {
-                o.status = "canceled"
-                o.updatedAt = event.ts
-                out.push({ _tag: "Order", order: view(o) })
-              }
-            }
-            break
-          }
-          case "quote":
-          case "gap":
-            break
+          crossings(nativeId, book, event.ts, out)
+          out.push({ _tag: "Book", nativeId, ts: event.ts })
+          break
         }
-        if (out.length > 0) yield* PubSub.publishAll(events, out)
-        return out
+        case "trade": {
+          const price = F.of(event.price)
+          const amount = F.of(event.amount)
+          const list = trades.get(nativeId)!
+          list.unshift({
+            id: `${nativeId}-${event.ts}-${list.length}`,
+            ts: event.ts,
+            price,
+            amount,
+            takerSide: event.taker_side
+          })
+          if (list.length > MAX_TRADES) list.length = MAX_TRADES
+          // A trade reaches the resting orders on the side it hit, in queue order at the traded price.
+          const hitSide: Side = event.taker_side === "sell" ? "buy" : "sell"
+          for (const o of live(nativeId)) {
+            if (o.side !== hitSide) continue
+            const through = hitSide === "buy" ? o.price > price : o.price < price
+            const at = o.price === price
+            if (!through && !at) continue
+            let reach = amount
+            if (at) {
+              const used = F.min(o.ahead, reach)
+              o.ahead = F.sub(o.ahead, used)
+              reach = F.sub(reach, used)
+            }
+            const size = F.min(reach, F.sub(o.amount, o.filled))
+            if (size > 0) fill(o, o.price, size, "maker", event.ts, out)
+          }
+          break
+        }
+        case "status": {
+          markets.set(nativeId, { ...market, status: event.status, result: event.result ?? null })
+          if (event.status !== "open") {
+            for (const o of live(nativeId)) {
+              o.status = "canceled"
+              o.updatedAt = event.ts
+              out.push({ _tag: "Order", order: view(o) })
+            }
+          }
+          break
+        }
+        case "quote":
+        case "gap":
+          break
+      }
+      return out
+    }
+
+    /** Publishes what an applied event reported to the subscribers, but the book updates. */
+    const publish = (reported: ReadonlyArray<VenueEvent>) => {
+      const own = reported.filter((e) => e._tag !== "Book")
+      return own.length > 0 ? PubSub.publishAll(events, own) : Effect.void
+    }
+
+    const apply = (event: TapeEvent) =>
+      Effect.suspend(() => {
+        const out = applyNow(event)
+        return Effect.as(publish(out), out)
       })
 
     const answer = (o: OwnOrder, out: Array<VenueEvent>) =>
@@ -256,6 +287,9 @@ export const makeTapeVenue = (header: TapeHeader) =>
         }
         orders.set(o.id, o)
         byClientId.set(o.clientOrderId, o.id)
+        let set = resting.get(o.nativeId)
+        if (set === undefined) resting.set(o.nativeId, (set = new Set()))
+        set.add(o)
         const out: Array<VenueEvent> = []
         for (const [p, s] of crossing) {
           const left = F.sub(o.amount, o.filled)
@@ -335,7 +369,14 @@ export const makeTapeVenue = (header: TapeHeader) =>
           return id === undefined ? undefined : view(orders.get(id)!)
         }),
       subscribe: PubSub.subscribe(events),
-      apply
+      apply,
+      applyNow,
+      publish,
+      view: (nativeId) => {
+        const book = books.get(nativeId)
+        if (book === undefined) return undefined
+        return { bestBid: book.bestBid(), bestAsk: book.bestAsk(), last: trades.get(nativeId)?.[0]?.price ?? null }
+      }
     }
     return venue
   })

@@ -102,7 +102,7 @@ type EngineService = {
   /** Live parents, for status and tests. */
   readonly liveCount: Effect.Effect<number>
   /** The next expiry or timer of any live parent (Infinity when none). */
-  readonly nextDue: Effect.Effect<number>
+  readonly nextDue: () => number
   /** Driven mode: ends the parents whose expiry has come (the first inputs of a moment). */
   readonly expireDue: (now: number) => Effect.Effect<void>
   /** Driven mode: fires the timers due (the last inputs of a moment). */
@@ -112,8 +112,9 @@ type EngineService = {
 export class Engine extends Context.Tag("crossbook/Engine")<Engine, EngineService>() {
   /** `seed` is mixed into every parent's own random source (the same parent id and seed draw the same numbers). */
   /**
-   * `seed` is mixed into every parent's own random source. `driven`: no fiber watches the clock; the simulator calls
-   * `expireDue` and `timersDue` itself, so the inputs of one moment follow the documented order.
+   * `seed` is mixed into every parent's own random source. `driven`: no fiber watches the clock or the venues' market
+   * data; the simulator calls `expireDue`, `marketView` and `timersDue` itself, so the inputs of one moment follow
+   * the documented order.
    */
   static layer(registry: Registry, options: { readonly seed?: number; readonly driven?: boolean } = {}) {
     return Layer.scoped(Engine, makeEngine(registry, options.seed ?? 0, options.driven ?? false))
@@ -138,6 +139,19 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     const sleeping = new WakeIndex()
 
     const kindOf = (rt: Runtime) => registry[rt.type]
+
+    /**
+     * The next expiry or timer of any live parent, kept without a scan on every input: an addition lowers it at once;
+     * a removal only marks it inexact, and the next read recomputes it.
+     */
+    let dueAt = Number.POSITIVE_INFINITY
+    let dueExact = false
+    const dueAdded = (at: number) => {
+      if (at < dueAt) dueAt = at
+    }
+    const dueRemoved = () => {
+      dueExact = false
+    }
 
     /** Files the parent under what its core watches now; a parent that is ending or done watches nothing. */
     const rewatch = (rt: Runtime) => {
@@ -267,6 +281,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (rt.done || rt.ending === null || liveChildren(rt).length > 0) return
         rt.done = true
         sleeping.delete(rt.id)
+        dueRemoved()
         yield* save(rt, rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated")
         const order = (yield* desk.get(rt.id))!
         yield* emit(rt, "managed.done", { status: order.status, detail: rt.detail, filled: F.format(order.filled) })
@@ -287,6 +302,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         rt.detail = detail
         rt.timers = []
         sleeping.delete(rt.id)
+        dueRemoved()
         yield* save(rt)
         for (const child of liveChildren(rt)) yield* cancelChild(child)
         yield* completeIfQuiet(rt)
@@ -340,7 +356,9 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (error.details.retryable === true && child.retries < MAX_RETRIES) {
           const now = yield* Clock.currentTimeMillis
           child.retries += 1
-          rt.timers.push({ timer: `retry:${spec.child}`, at: now + RETRY_BASE_MS * 2 ** (child.retries - 1) })
+          const at = now + RETRY_BASE_MS * 2 ** (child.retries - 1)
+          rt.timers.push({ timer: `retry:${spec.child}`, at })
+          dueAdded(at)
           yield* persist(rt)
           yield* Queue.offer(wake, undefined)
           return
@@ -376,8 +394,12 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
             }
             case "SetTimer":
               if (rt.ending === null) {
-                rt.timers = rt.timers.filter((t) => t.timer !== command.timer)
+                if (rt.timers.some((t) => t.timer === command.timer)) {
+                  rt.timers = rt.timers.filter((t) => t.timer !== command.timer)
+                  dueRemoved()
+                }
                 rt.timers.push({ timer: command.timer, at: command.at })
+                dueAdded(command.at)
                 yield* Queue.offer(wake, undefined)
               }
               break
@@ -469,28 +491,31 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (woken !== null) yield* feedView(woken, view)
       })
 
-    const byId = () => [...parents.values()].filter((rt) => !rt.done).sort((a, b) => (a.id < b.id ? -1 : 1))
+    /** Live parents that `due` picks, in id order (the scan is only made when something is due). */
+    const dueById = (due: (rt: Runtime) => boolean) => {
+      const out: Array<Runtime> = []
+      for (const rt of parents.values()) if (!rt.done && due(rt)) out.push(rt)
+      return out.sort((a, b) => (a.id < b.id ? -1 : 1))
+    }
 
     /** Every parent whose expires_at has come ends now, before anything else of this moment. */
     const expireDue = (now: number) =>
       Effect.forEach(
-        byId(),
-        (rt) =>
-          rt.expiresAt !== null && rt.expiresAt <= now && rt.ending === null
-            ? end(rt, "expired", "expires_at was reached")
-            : Effect.void,
+        dueById((rt) => rt.expiresAt !== null && rt.expiresAt <= now && rt.ending === null),
+        (rt) => end(rt, "expired", "expires_at was reached"),
         { discard: true }
       )
 
     /** Timers due by `now`, each parent's in time order; they come last among the inputs of one moment. */
     const timersDue = (now: number) =>
       Effect.forEach(
-        byId(),
+        dueById((rt) => rt.timers.some((t) => t.at <= now)),
         (rt) =>
           Effect.gen(function* () {
             const due = rt.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)
             if (due.length === 0) return
             rt.timers = rt.timers.filter((t) => t.at > now)
+            dueRemoved()
             for (const t of due) {
               if (rt.done) break
               if (t.timer.startsWith("retry:")) {
@@ -506,12 +531,15 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       )
 
     const nextDue = () => {
+      if (dueExact) return dueAt
       let next = Number.POSITIVE_INFINITY
       for (const rt of parents.values()) {
         if (rt.done) continue
         if (rt.expiresAt !== null && rt.ending === null) next = Math.min(next, rt.expiresAt)
         for (const t of rt.timers) next = Math.min(next, t.at)
       }
+      dueAt = next
+      dueExact = true
       return next
     }
 
@@ -561,7 +589,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         )
       )
     )
-    for (const venue of gateway.venues) {
+    // Driven (the simulator), whoever applies market data hands the views to `marketView` itself.
+    for (const venue of driven ? [] : gateway.venues) {
       const queue = yield* venue.subscribe
       yield* Effect.forkScoped(
         Effect.forever(
@@ -715,7 +744,10 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         const view = yield* viewOf(rt.marketId)
         if (view !== undefined && rt.ending === null) yield* feed(rt, { _tag: "Market", ts: now, view })
         yield* completeIfQuiet(rt)
-        if (rt.expiresAt !== null) yield* Queue.offer(wake, undefined)
+        if (rt.expiresAt !== null) {
+          dueAdded(rt.expiresAt)
+          yield* Queue.offer(wake, undefined)
+        }
         return { order: accepted, created: true }
       })
 
@@ -735,7 +767,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         const woken = sleeping.woken(marketId, view)
         return woken === null ? null : serialized(feedView(woken, view))
       },
-      nextDue: Effect.sync(nextDue),
+      nextDue,
       expireDue: (now) => serialized(expireDue(now)),
       timersDue: (now) => serialized(timersDue(now))
     } satisfies EngineService
