@@ -118,6 +118,29 @@ const makeDesk = (config: DeskConfig) =>
     const orders = new Map<string, Order>()
     const byClientId = new Map<string, string>()
     const byVenueOrderId = new Map<string, string>()
+    /** Each parent's children, so listing them does not scan every order. */
+    const byParent = new Map<string, Set<Order["id"]>>()
+    /** Per account: orders open at a venue, and the collateral the priced ones lock; kept as orders change. */
+    const openCount = new Map<string, number>()
+    const lockedBy = new Map<string, F.Fixed>()
+    const count = (order: Order, sign: 1 | -1) => {
+      if (!openStatuses.has(order.status)) return
+      const account = accountId(order.account)
+      openCount.set(account, (openCount.get(account) ?? 0) + sign)
+      if (order.price === null || order.heldBy !== "venue") return
+      const locked = collateral(order.side, order.price, remainingOf(order))
+      lockedBy.set(account, F.add(lockedBy.get(account) ?? F.ZERO, sign === 1 ? locked : F.neg(locked)))
+    }
+    const remember = (order: Order) => {
+      const before = orders.get(order.id)
+      if (before !== undefined) count(before, -1)
+      count(order, 1)
+      orders.set(order.id, order)
+      if (order.parentId === null) return
+      let kids = byParent.get(order.parentId)
+      if (kids === undefined) byParent.set(order.parentId, (kids = new Set()))
+      kids.add(order.id)
+    }
     const digests = new Map<string, string>()
     const ledger = new Ledger(() => config.startingCash)
     const placedAt: Array<number> = []
@@ -129,7 +152,7 @@ const makeDesk = (config: DeskConfig) =>
     // Restore what the engine database holds.
     for (const stored of yield* store.allOrders) {
       const order = stored.record as Order & { readonly digest?: string }
-      orders.set(order.id, order)
+      remember(order)
       byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
       if (order.venueOrderId !== null) byVenueOrderId.set(`${order.venue}:${order.venueOrderId}`, order.id)
       if (order.digest !== undefined) digests.set(order.id, order.digest)
@@ -184,7 +207,7 @@ const makeDesk = (config: DeskConfig) =>
 
     const setOrder = (order: Order, kind: string, fill?: Fill) =>
       Effect.gen(function* () {
-        orders.set(order.id, order)
+        remember(order)
         yield* save(order)
         yield* emit([{ ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }])
         if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
@@ -324,20 +347,7 @@ const makeDesk = (config: DeskConfig) =>
       return venue.book(marketId.slice(marketId.indexOf(":") + 1)).pipe(Effect.orElseSucceed(() => undefined))
     }
 
-    const lockedOf = (account: string) => {
-      let locked = F.ZERO
-      for (const o of orders.values()) {
-        if (
-          accountId(o.account) === account &&
-          openStatuses.has(o.status) &&
-          o.price !== null &&
-          o.heldBy === "venue"
-        ) {
-          locked = F.add(locked, collateral(o.side, o.price, remainingOf(o)))
-        }
-      }
-      return locked
-    }
+    const lockedOf = (account: string) => lockedBy.get(account) ?? F.ZERO
 
     const pnlToday = (account: string, now: number) =>
       Effect.gen(function* () {
@@ -471,9 +481,7 @@ const makeDesk = (config: DeskConfig) =>
         }
         const book = yield* bookOf(input.marketId)
         while (placedAt.length > 0 && placedAt[0]! <= now - 60_000) placedAt.shift()
-        let openOrders = 0
-        for (const o of orders.values())
-          if (accountId(o.account) === input.account && openStatuses.has(o.status)) openOrders++
+        const openOrders = openCount.get(input.account) ?? 0
         const refusal = checkRisk(risk.rules, {
           side: input.side,
           price,
@@ -634,7 +642,10 @@ const makeDesk = (config: DeskConfig) =>
       /** Orders newest first. */
       list: (filter: OrderFilter) =>
         Effect.sync(() =>
-          [...orders.values()]
+          (filter.parentId === undefined
+            ? [...orders.values()]
+            : [...(byParent.get(filter.parentId) ?? [])].map((id) => orders.get(id)!)
+          )
             .filter((o) => matches(o, filter))
             .sort((a, b) => b.createdAt - a.createdAt || orderNumber(b.id) - orderNumber(a.id))
         ),
