@@ -9,7 +9,7 @@ import { VenueGateway } from "../Services/VenueGateway.ts"
 import { type ChildUpdate, Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
 import type { ChildSpec, Command, Core, Input, MarketView, ParentSpec } from "./Core.ts"
-import { WakeIndex } from "./WakeIndex.ts"
+import { DueHeap, WakeIndex } from "./WakeIndex.ts"
 
 /** One complex order type: its wire params, its checks, its decision core. */
 export interface OrderKind<P = any, S = any> {
@@ -99,6 +99,8 @@ type EngineService = {
    * wakes. Null when the view wakes nobody; else the work of feeding the parents it woke.
    */
   readonly marketView: (marketId: string, view: MarketView) => Effect.Effect<void> | null
+  /** Market views the driver looked at and the parents they woke, since start (for benchmarks and status). */
+  readonly stats: () => { readonly views: number; readonly woken: number }
   /** Live parents, for status and tests. */
   readonly liveCount: Effect.Effect<number>
   /** The next expiry or timer of any live parent (Infinity when none). */
@@ -137,20 +139,28 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
      * (`WakeIndex`), so an update costs O(log n + woken), not O(parents of the market).
      */
     const sleeping = new WakeIndex()
+    const stats = { views: 0, woken: 0 }
+    /** The parents a view wakes, counted. */
+    const wakeFor = (marketId: string, view: MarketView) => {
+      stats.views += 1
+      const woken = sleeping.woken(marketId, view)
+      if (woken !== null) stats.woken += woken.length
+      return woken
+    }
 
     const kindOf = (rt: Runtime) => registry[rt.type]
 
     /**
-     * The next expiry or timer of any live parent, kept without a scan on every input: an addition lowers it at once;
-     * a removal only marks it inexact, and the next read recomputes it.
+     * Every expiry and timer of a live parent, earliest first, so the next one is known without a scan: a min-heap
+     * whose entries are checked against the parent when they reach the top (a timer that was reset, fired or dropped
+     * with its parent is skipped then).
      */
-    let dueAt = Number.POSITIVE_INFINITY
-    let dueExact = false
-    const dueAdded = (at: number) => {
-      if (at < dueAt) dueAt = at
-    }
-    const dueRemoved = () => {
-      dueExact = false
+    const due = new DueHeap()
+    const dueAdded = (at: number, rt: Runtime) => due.push(at, rt.id)
+    const stillDue = (at: number, id: string) => {
+      const rt = parents.get(id)
+      if (rt === undefined || rt.done) return false
+      return (rt.expiresAt === at && rt.ending === null) || rt.timers.some((t) => t.at === at)
     }
 
     /** Files the parent under what its core watches now; a parent that is ending or done watches nothing. */
@@ -281,7 +291,6 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (rt.done || rt.ending === null || liveChildren(rt).length > 0) return
         rt.done = true
         sleeping.delete(rt.id)
-        dueRemoved()
         yield* save(rt, rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated")
         const order = (yield* desk.get(rt.id))!
         yield* emit(rt, "managed.done", { status: order.status, detail: rt.detail, filled: F.format(order.filled) })
@@ -302,7 +311,6 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         rt.detail = detail
         rt.timers = []
         sleeping.delete(rt.id)
-        dueRemoved()
         yield* save(rt)
         for (const child of liveChildren(rt)) yield* cancelChild(child)
         yield* completeIfQuiet(rt)
@@ -358,7 +366,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           child.retries += 1
           const at = now + RETRY_BASE_MS * 2 ** (child.retries - 1)
           rt.timers.push({ timer: `retry:${spec.child}`, at })
-          dueAdded(at)
+          dueAdded(at, rt)
           yield* persist(rt)
           yield* Queue.offer(wake, undefined)
           return
@@ -394,12 +402,9 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
             }
             case "SetTimer":
               if (rt.ending === null) {
-                if (rt.timers.some((t) => t.timer === command.timer)) {
-                  rt.timers = rt.timers.filter((t) => t.timer !== command.timer)
-                  dueRemoved()
-                }
+                rt.timers = rt.timers.filter((t) => t.timer !== command.timer)
                 rt.timers.push({ timer: command.timer, at: command.at })
-                dueAdded(command.at)
+                dueAdded(command.at, rt)
                 yield* Queue.offer(wake, undefined)
               }
               break
@@ -487,21 +492,30 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (!sleeping.watches(marketId)) return
         const view = yield* viewOf(marketId)
         if (view === undefined) return
-        const woken = sleeping.woken(marketId, view)
+        const woken = wakeFor(marketId, view)
         if (woken !== null) yield* feedView(woken, view)
       })
 
-    /** Live parents that `due` picks, in id order (the scan is only made when something is due). */
-    const dueById = (due: (rt: Runtime) => boolean) => {
-      const out: Array<Runtime> = []
-      for (const rt of parents.values()) if (!rt.done && due(rt)) out.push(rt)
-      return out.sort((a, b) => (a.id < b.id ? -1 : 1))
+    /** Live parents with an expiry or timer due by `now` that `pick` takes, in id order; no scan of every parent. */
+    const dueById = (now: number, pick: (rt: Runtime) => boolean) => {
+      const found = new Map<string, Runtime>()
+      const kept: Array<{ readonly at: number; readonly id: string }> = []
+      for (let top = due.peek(); top !== undefined && top.at <= now; top = due.peek()) {
+        due.pop()
+        if (!stillDue(top.at, top.id)) continue
+        kept.push(top)
+        const rt = parents.get(top.id)!
+        if (pick(rt)) found.set(rt.id, rt)
+      }
+      // They stay in the heap until their parent no longer has them.
+      for (const e of kept) due.push(e.at, e.id)
+      return [...found.values()].sort((a, b) => (a.id < b.id ? -1 : 1))
     }
 
     /** Every parent whose expires_at has come ends now, before anything else of this moment. */
     const expireDue = (now: number) =>
       Effect.forEach(
-        dueById((rt) => rt.expiresAt !== null && rt.expiresAt <= now && rt.ending === null),
+        dueById(now, (rt) => rt.expiresAt !== null && rt.expiresAt <= now && rt.ending === null),
         (rt) => end(rt, "expired", "expires_at was reached"),
         { discard: true }
       )
@@ -509,13 +523,12 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     /** Timers due by `now`, each parent's in time order; they come last among the inputs of one moment. */
     const timersDue = (now: number) =>
       Effect.forEach(
-        dueById((rt) => rt.timers.some((t) => t.at <= now)),
+        dueById(now, (rt) => rt.timers.some((t) => t.at <= now)),
         (rt) =>
           Effect.gen(function* () {
             const due = rt.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)
             if (due.length === 0) return
             rt.timers = rt.timers.filter((t) => t.at > now)
-            dueRemoved()
             for (const t of due) {
               if (rt.done) break
               if (t.timer.startsWith("retry:")) {
@@ -531,16 +544,12 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       )
 
     const nextDue = () => {
-      if (dueExact) return dueAt
-      let next = Number.POSITIVE_INFINITY
-      for (const rt of parents.values()) {
-        if (rt.done) continue
-        if (rt.expiresAt !== null && rt.ending === null) next = Math.min(next, rt.expiresAt)
-        for (const t of rt.timers) next = Math.min(next, t.at)
+      for (;;) {
+        const top = due.peek()
+        if (top === undefined) return Number.POSITIVE_INFINITY
+        if (stillDue(top.at, top.id)) return top.at
+        due.pop()
       }
-      dueAt = next
-      dueExact = true
-      return next
     }
 
     // Restore the parents the last run left live, and catch their children up with what the desk knows now.
@@ -549,6 +558,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       if (registry[rt.type] === undefined) continue
       parents.set(rt.id, rt)
       rewatch(rt)
+      if (rt.expiresAt !== null && rt.ending === null) dueAdded(rt.expiresAt, rt)
+      for (const t of rt.timers) dueAdded(t.at, rt)
     }
     yield* serialized(
       Effect.forEach(
@@ -745,7 +756,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (view !== undefined && rt.ending === null) yield* feed(rt, { _tag: "Market", ts: now, view })
         yield* completeIfQuiet(rt)
         if (rt.expiresAt !== null) {
-          dueAdded(rt.expiresAt)
+          dueAdded(rt.expiresAt, rt)
           yield* Queue.offer(wake, undefined)
         }
         return { order: accepted, created: true }
@@ -764,9 +775,10 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         ).pipe(Effect.uninterruptible),
       liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length),
       marketView: (marketId, view) => {
-        const woken = sleeping.woken(marketId, view)
+        const woken = wakeFor(marketId, view)
         return woken === null ? null : serialized(feedView(woken, view))
       },
+      stats: () => ({ ...stats }),
       nextDue,
       expireDue: (now) => serialized(expireDue(now)),
       timersDue: (now) => serialized(timersDue(now))

@@ -160,3 +160,56 @@ const sameWatch = (a: Watch, b: Watch): boolean => {
   }
   return true
 }
+
+/** A min-heap of (time, parent id), earliest first (ties by id), for the driver's timers and expiries. */
+export class DueHeap {
+  private readonly items: Array<{ readonly at: number; readonly id: string }> = []
+
+  get size(): number {
+    return this.items.length
+  }
+
+  private less(i: number, j: number): boolean {
+    const a = this.items[i]!
+    const b = this.items[j]!
+    return a.at < b.at || (a.at === b.at && a.id < b.id)
+  }
+
+  private swap(i: number, j: number) {
+    const t = this.items[i]!
+    this.items[i] = this.items[j]!
+    this.items[j] = t
+  }
+
+  push(at: number, id: string): void {
+    this.items.push({ at, id })
+    for (let i = this.items.length - 1; i > 0;) {
+      const up = (i - 1) >> 1
+      if (!this.less(i, up)) break
+      this.swap(i, up)
+      i = up
+    }
+  }
+
+  peek(): { readonly at: number; readonly id: string } | undefined {
+    return this.items[0]
+  }
+
+  pop(): { readonly at: number; readonly id: string } | undefined {
+    const top = this.items[0]
+    const last = this.items.pop()
+    if (top === undefined || last === undefined || this.items.length === 0) return top
+    this.items[0] = last
+    for (let i = 0; ;) {
+      const l = 2 * i + 1
+      const r = l + 1
+      let m = i
+      if (l < this.items.length && this.less(l, m)) m = l
+      if (r < this.items.length && this.less(r, m)) m = r
+      if (m === i) break
+      this.swap(i, m)
+      i = m
+    }
+    return top
+  }
+}
