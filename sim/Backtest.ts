@@ -7,7 +7,7 @@ import { VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import { unrealized } from "../src/Trading/Ledger.ts"
 import { submitOrder } from "../src/Trading/Submit.ts"
-import { replay, type RunContext, settle } from "./Replay.ts"
+import { replay, type RunContext } from "./Replay.ts"
 import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
 import type { TapeEvent } from "./Tape.ts"
 
@@ -205,7 +205,7 @@ export const backtest = (options: BacktestOptions) =>
             const engine = Context.get(run.context, Engine)
             yield* Effect.either(order.heldBy === "engine" ? engine.cancel(order.id) : desk.cancel(order.id))
           }
-          yield* settle
+          yield* run.settle
         }
       })
 
@@ -283,7 +283,7 @@ export const backtest = (options: BacktestOptions) =>
               const timer = timers.shift()!
               if (timer.at > run.clock.unsafeCurrentTimeMillis()) {
                 yield* run.clock.setTime(timer.at)
-                yield* settle
+                yield* run.settle
               }
               yield* observe(run)
               strategy.onTimer?.(ctx, timer.name)

@@ -1,5 +1,5 @@
 /** Replay: the engine and a tape-fed venue over a tape on a discrete-event clock, with a scenario of orders. */
-import { Context, Effect, Exit, Layer, Schema, Scheduler, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { createHash } from "node:crypto"
 import * as F from "../src/Domain/Fixed.ts"
 import { serverServices } from "../src/Cli.ts"
@@ -11,8 +11,9 @@ import { VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import type { Journal } from "../src/Trading/Journal.ts"
 import { submitOrder } from "../src/Trading/Submit.ts"
-import { parseTape, type TapeEvent } from "./Tape.ts"
+import { parseTape, type TapeEvent, type TapeHeader } from "./Tape.ts"
 import { DiscreteClock } from "./DiscreteClock.ts"
+import { DrainScheduler } from "./DrainScheduler.ts"
 import { makeTapeVenue } from "./TapeVenue.ts"
 
 /** One order of a scenario: placed `at_ms` after the tape's first event, with the body of `POST /trading/orders`. */
@@ -26,6 +27,8 @@ export interface RunContext {
   readonly account: string
   /** The run's clock: read it with `Clock`, move it with `clock.setTime`. */
   readonly clock: DiscreteClock
+  /** Lets every fiber of the run finish what was started before going on. */
+  readonly settle: Effect.Effect<void>
 }
 
 /** The services a run builds around its tape venue; by default the same composition `serve` uses. */
@@ -57,7 +60,8 @@ export interface ReplayHooks {
 }
 
 export interface ReplayOptions {
-  readonly tape: string
+  /** The tape's text, or a tape already parsed. */
+  readonly tape: string | { readonly header: TapeHeader; readonly events: ReadonlyArray<TapeEvent> }
   readonly orders?: ReadonlyArray<ScenarioOrder>
   readonly seed?: number
   readonly startingCash?: string
@@ -88,18 +92,18 @@ export interface ReplaySummary {
   readonly events_sha256: string
 }
 
-/** Lets every fiber (venue fan-out, desk, engine) finish what the last input started before time moves on. */
-export const settle = Effect.forEach(Array.from({ length: 40 }), () => Effect.yieldNow(), { discard: true })
-
 /**
  * Runs a replay and answers the event log (one JSON line per journal event) and its summary. Time comes only from
  * the tape and the scenario: the clock jumps from one input to the next and runs every timer due on the way, so an
  * hour of market takes as long as its inputs do, and the same inputs and seed give the same log, byte for byte.
  */
 export const replay = (options: ReplayOptions) => {
-  const { header, events } = parseTape(options.tape)
+  const { header, events } = typeof options.tape === "string" ? parseTape(options.tape) : options.tape
   const t0 = events[0]?.ts ?? 0
   const clock = new DiscreteClock(t0)
+  const scheduler = new DrainScheduler()
+  /** Lets every fiber (venue fan-out, desk, engine) finish what the last input started before time moves on. */
+  const settle = scheduler.settle()
   return Effect.gen(function* () {
     const seed = options.seed ?? 1
     const scope = yield* Scope.make()
@@ -114,7 +118,7 @@ export const replay = (options: ReplayOptions) => {
     const desk = Context.get(context, Desk)
     const store = Context.get(context, OrderStore)
     const account = `${venue.info.id}:default`
-    const run: RunContext = { context, account, clock }
+    const run: RunContext = { context, account, clock, settle }
     const hooks = options.hooks ?? {}
     const orders = [...(options.orders ?? [])].sort((a, b) => a.at_ms - b.at_ms)
     const refused: Array<{ at_ms: number; code: string; message: string }> = []
@@ -128,7 +132,7 @@ export const replay = (options: ReplayOptions) => {
           const send =
             options.submit === undefined
               ? Effect.asVoid(submitOrder(item.order, account, "replay").pipe(Effect.provide(context)))
-              : options.submit(item.order, { context, account, clock })
+              : options.submit(item.order, run)
           const result = yield* Effect.either(send)
           if (result._tag === "Left")
             refused.push({ at_ms: item.at_ms, code: result.left.code, message: result.left.message })
@@ -245,6 +249,6 @@ export const replay = (options: ReplayOptions) => {
     // Every service built inside reads time from this run's clock, and only the run moves it.
     Effect.withClock(clock),
     // The run does no waiting of its own: continuations go through microtasks only, never a timer.
-    Effect.withScheduler(new Scheduler.MixedScheduler(Number.MAX_SAFE_INTEGER))
+    Effect.withScheduler(scheduler)
   )
 }

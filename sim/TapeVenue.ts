@@ -151,6 +151,8 @@ export const makeTapeVenue = (header: TapeHeader) =>
     /** Resting orders the book now crosses fill at their own price, as far as the crossing side shows size. */
     const crossings = (nativeId: string, book: TapeBook, ts: number, out: Array<VenueEvent>) => {
       for (const o of live(nativeId)) {
+        const best = o.side === "buy" ? book.bestAsk() : book.bestBid()
+        if (best === null || (o.side === "buy" ? best > o.price : best < o.price)) continue
         const levels = book.levels(o.side === "buy" ? "ask" : "bid")
         let available = F.ZERO
         for (const [p, s] of levels) {

@@ -1,0 +1,38 @@
+/** What every benchmark shares: the figure it prints and how it times a run. */
+import { performance } from "node:perf_hooks"
+
+export interface Figure {
+  readonly name: string
+  readonly value: number
+  readonly unit: string
+  readonly baseline: number
+  readonly ratio: number
+  readonly target?: string
+  readonly [extra: string]: unknown
+}
+
+/** Best of `rounds` timed runs after one warm-up; answers seconds. */
+export const time = (rounds: number, run: () => void): number => {
+  run()
+  let best = Number.POSITIVE_INFINITY
+  for (let i = 0; i < rounds; i++) {
+    const start = performance.now()
+    run()
+    best = Math.min(best, (performance.now() - start) / 1000)
+  }
+  return best
+}
+
+/** Best of `rounds` timed runs of an asynchronous job after one warm-up; answers seconds. */
+export const timeAsync = async (rounds: number, run: () => Promise<void>): Promise<number> => {
+  await run()
+  let best = Number.POSITIVE_INFINITY
+  for (let i = 0; i < rounds; i++) {
+    const start = performance.now()
+    await run()
+    best = Math.min(best, (performance.now() - start) / 1000)
+  }
+  return best
+}
+
+export const ratio = (value: number, baseline: number): number => Number((value / baseline).toFixed(4))

@@ -1,0 +1,209 @@
+/**
+ * Engine throughput: market-data inputs through the driver with live complex parents of all nine types, against the
+ * bare loop that only applies the same inputs to books.
+ */
+import { Context, Effect, Schema } from "effect"
+import { performance } from "node:perf_hooks"
+import { generateTape } from "../../sim/Generator.ts"
+import { replay, Scenario } from "../../sim/Replay.ts"
+import type { TapeEvent, TapeHeader } from "../../sim/Tape.ts"
+import { TapeBook } from "../../sim/TapeBook.ts"
+import * as F from "../../src/Domain/Fixed.ts"
+import { Engine } from "../../src/Engine/Engine.ts"
+import { type Figure, ratio, time } from "./common.ts"
+
+export interface Tape {
+  readonly header: TapeHeader
+  readonly events: ReadonlyArray<TapeEvent>
+}
+
+export const benchTape = (markets: number, durationS: number, seed = 11): Tape => {
+  const { header, events } = generateTape({ seed, markets, durationS })
+  return { header, events }
+}
+
+const cents = (p: F.Fixed) => Math.round(p / 10_000)
+const px = (c: number) => F.format(F.mul(F.of("0.01"), F.fromInt(Math.min(98, Math.max(2, c)))))
+
+/** The touch of every market once the tape's first moment has been applied. */
+const touches = (tape: Tape, until: number) => {
+  const books = new Map<string, TapeBook>()
+  for (const e of tape.events) {
+    if (e.ts > until) break
+    let book = books.get(e.market)
+    if (book === undefined) books.set(e.market, (book = new TapeBook()))
+    book.apply(e)
+  }
+  return new Map(
+    [...books].map(([id, b]) => [
+      id,
+      { bid: cents(b.bestBid() ?? F.of("0.49")), ask: cents(b.bestAsk() ?? F.of("0.51")) }
+    ])
+  )
+}
+
+const TYPES = [
+  "stop_market",
+  "stop_limit",
+  "trailing_stop",
+  "iceberg",
+  "oco",
+  "bracket",
+  "twap",
+  "peg",
+  "smart_taker"
+] as const
+
+/**
+ * `count` parents spread over the tape's markets, the nine types in turn, each set the way a trader would: stops and
+ * the stop legs some ticks away from the touch, resting children a few ticks behind it, a twap over an hour, a peg at
+ * the near touch, a smart_taker whose limit keeps its clips from filling.
+ */
+export const mixedParents = (tape: Tape, count: number, at_ms: number) => {
+  const t0 = tape.events[0]?.ts ?? 0
+  const touch = touches(tape, t0 + at_ms)
+  const markets = tape.header.markets.map((m) => m.id)
+  const orders: Array<unknown> = []
+  for (let k = 0; k < count; k++) {
+    const market_id = markets[k % markets.length]!
+    const { bid, ask } = touch.get(market_id) ?? { bid: 49, ask: 51 }
+    const buy = Math.floor(k / markets.length) % 2 === 0
+    const side = buy ? "buy" : "sell"
+    const away = 4 + (k % 17)
+    const behind = 2 + (k % 7)
+    const passive = buy ? px(bid - behind) : px(ask + behind)
+    const stop = buy ? px(ask + away) : px(bid - away)
+    const type = TYPES[Math.floor(k / markets.length) % TYPES.length]!
+    const base = { market_id, side, type, amount: String(1 + (k % 5)) }
+    const order = (() => {
+      switch (type) {
+        case "stop_market":
+          return { ...base, stop_price: stop }
+        case "stop_limit":
+          return { ...base, stop_price: stop, price: buy ? px(ask + away + 2) : px(bid - away - 2) }
+        case "trailing_stop":
+          return { ...base, params: { trail: px(away) } }
+        case "iceberg":
+          return { ...base, amount: "6", price: passive, params: { display: "2", follow: k % 4 === 0 } }
+        case "oco":
+          return {
+            ...base,
+            params: {
+              legs: [
+                { type: "limit", price: passive },
+                { type: "stop_market", stop_price: buy ? px(ask + away) : px(bid - away), side }
+              ]
+            }
+          }
+        case "bracket":
+          return {
+            ...base,
+            params: {
+              entry: { price: passive },
+              take_profit: { price: buy ? px(ask + away) : px(bid - away) },
+              stop_loss: { stop_price: buy ? px(bid - behind - 3) : px(ask + behind + 3) }
+            }
+          }
+        case "twap":
+          return { ...base, amount: "12", price: passive, params: { window_s: 7200, slices: 12, style: "limit" } }
+        case "peg":
+          return { ...base, params: { reference: "near", offset: "0.01" } }
+        case "smart_taker":
+          return { ...base, params: { limit: buy ? px(bid - 20) : px(ask + 20), interval_s: 900 } }
+      }
+    })()
+    orders.push({ at_ms, order })
+  }
+  return Schema.decodeUnknownSync(Scenario)(orders)
+}
+
+export interface Throughput {
+  /** Market inputs per second through venue, driver and engine, after the parents were placed. */
+  readonly inputsPerS: number
+  /** The same inputs applied to bare books. */
+  readonly baselinePerS: number
+  readonly inputs: number
+  readonly liveAtStart: number
+  readonly liveAtEnd: number
+  /** Parents woken per market view. */
+  readonly wokenPerView: number
+}
+
+/** Runs `parents` parents over the tape; the inputs after the parents were placed are timed. */
+export const throughput = async (tape: Tape, parents: number): Promise<Throughput> => {
+  const at_ms = 1
+  const orders = mixedParents(tape, parents, at_ms)
+  const t0 = tape.events[0]?.ts ?? 0
+  const first = tape.events.findIndex((e) => e.ts > t0 + at_ms)
+  const inputs = tape.events.length - first
+  let start = 0
+  let startedAt = first
+  let end = 0
+  let endedAt = first
+  let liveAtEnd = 0
+  let stats = { views: 0, woken: 0 }
+  await Effect.runPromise(
+    replay({
+      tape,
+      orders,
+      seed: 1,
+      startingCash: "1000000000",
+      onProgress: (done, total) => {
+        if (start === 0 && done > first) {
+          start = performance.now()
+          startedAt = done
+        }
+        if (done === total) {
+          end = performance.now()
+          endedAt = done
+        }
+      },
+      hooks: {
+        end: (run) =>
+          Effect.gen(function* () {
+            const engine = Context.get(run.context, Engine)
+            liveAtEnd = yield* engine.liveCount
+            stats = engine.stats()
+          })
+      }
+    })
+  )
+  const bare = time(3, () => {
+    const books = new Map<string, TapeBook>()
+    for (const e of tape.events) {
+      let book = books.get(e.market)
+      if (book === undefined) books.set(e.market, (book = new TapeBook()))
+      book.apply(e)
+    }
+  })
+  return {
+    inputsPerS: Math.round((endedAt - startedAt) / ((end - start) / 1000)),
+    baselinePerS: Math.round(tape.events.length / bare),
+    inputs,
+    liveAtStart: parents,
+    liveAtEnd,
+    wokenPerView: stats.woken / Math.max(1, stats.views)
+  }
+}
+
+export const engineFigures = async (): Promise<ReadonlyArray<Figure>> => {
+  const tape = benchTape(100, 600)
+  const run = await throughput(tape, 10_000)
+  return [
+    {
+      name: "engine.inputs_per_s",
+      value: run.inputsPerS,
+      unit: "inputs/s",
+      baseline: run.baselinePerS,
+      ratio: ratio(run.inputsPerS, run.baselinePerS),
+      target: ">= 1000000 inputs/s and >= 0.5 of the bare books",
+      parents: 10_000,
+      live_at_end: run.liveAtEnd,
+      woken_per_view: Number(run.wokenPerView.toFixed(3))
+    }
+  ]
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const f of await engineFigures()) console.log(JSON.stringify(f))
+}
