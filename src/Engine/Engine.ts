@@ -561,9 +561,13 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       if (rt.expiresAt !== null && rt.ending === null) dueAdded(rt.expiresAt, rt)
       for (const t of rt.timers) dueAdded(t.at, rt)
     }
+    // Only a parent with a child still working, or one that was ending, has anything to catch up on.
+    const unsettled = [...parents.values()].filter(
+      (rt) => rt.ending !== null || Object.values(rt.children).some((c) => c.status !== "done")
+    )
     yield* serialized(
       Effect.forEach(
-        [...parents.values()],
+        unsettled,
         (rt) =>
           Effect.gen(function* () {
             for (const child of Object.values(rt.children)) {

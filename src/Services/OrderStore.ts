@@ -43,7 +43,8 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     /** Appends entries in order, giving each the next seq. */
     readonly append: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<ReadonlyArray<JournalEvent>>
     /** Events with seq > after, in seq order, at most `limit`. */
-    readonly eventsAfter: (after: number, limit: number) => Effect.Effect<ReadonlyArray<JournalEvent>>
+    /** Events after `after` in seq order, at most `limit`; only those of `kind` when given. */
+    readonly eventsAfter: (after: number, limit: number, kind?: string) => Effect.Effect<ReadonlyArray<JournalEvent>>
     readonly lastSeq: Effect.Effect<number>
     readonly putOrder: (order: StoredOrder) => Effect.Effect<void>
     readonly getOrder: (id: string) => Effect.Effect<StoredOrder | undefined>
@@ -75,7 +76,15 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             return event
           })
         ),
-      eventsAfter: (after, limit) => Effect.sync(() => journal.slice(Math.max(0, after), Math.max(0, after) + limit)),
+      eventsAfter: (after, limit, kind) =>
+        Effect.sync(() =>
+          kind === undefined
+            ? journal.slice(Math.max(0, after), Math.max(0, after) + limit)
+            : journal
+                .slice(Math.max(0, after))
+                .filter((e) => e.kind === kind)
+                .slice(0, limit)
+        ),
       lastSeq: Effect.sync(() => journal.length),
       putOrder: (order) =>
         Effect.sync(() => {
@@ -148,9 +157,13 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
               })
             )
             .pipe(Effect.orDie),
-        eventsAfter: (after, limit) =>
-          sql<{ seq: number; ts: number; kind: string; key: string; payload: string }>`
-            SELECT seq, ts, kind, key, payload FROM journal WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`.pipe(
+        eventsAfter: (after, limit, kind) =>
+          (kind === undefined
+            ? sql<{ seq: number; ts: number; kind: string; key: string; payload: string }>`
+            SELECT seq, ts, kind, key, payload FROM journal WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`
+            : sql<{ seq: number; ts: number; kind: string; key: string; payload: string }>`
+            SELECT seq, ts, kind, key, payload FROM journal WHERE seq > ${after} AND kind = ${kind} ORDER BY seq LIMIT ${limit}`
+          ).pipe(
             Effect.map((rows) => rows.map((r) => ({ ...r, payload: JSON.parse(r.payload) as unknown }))),
             Effect.orDie
           ),

@@ -159,9 +159,9 @@ const makeDesk = (config: DeskConfig) =>
       counter = Math.max(counter, orderNumber(order.id))
     }
     for (let after = 0; ;) {
-      const events = yield* journal.after(after, 5000)
+      const events = yield* journal.after(after, 5000, "fill.new")
       if (events.length === 0) break
-      for (const event of events) if (event.kind === "fill.new") ledger.record(parseFill(event.payload))
+      for (const event of events) ledger.record(parseFill(event.payload))
       after = events[events.length - 1]!.seq
     }
     halt = (yield* store.getSetting("halt")) as HaltState | undefined

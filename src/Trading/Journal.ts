@@ -15,7 +15,7 @@ export class Journal extends Context.Tag("crossbook/Journal")<
     readonly append: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<ReadonlyArray<JournalEvent>>
     /** A live reader for as long as the scope lasts; once its queue is full it gets nothing more and is marked. */
     readonly reader: (capacity: number) => Effect.Effect<Reader, never, import("effect").Scope.Scope>
-    readonly after: (seq: number, limit: number) => Effect.Effect<ReadonlyArray<JournalEvent>>
+    readonly after: (seq: number, limit: number, kind?: string) => Effect.Effect<ReadonlyArray<JournalEvent>>
     readonly lastSeq: Effect.Effect<number>
   }
 >() {

@@ -1,0 +1,217 @@
+/**
+ * Reaction time (a book update that fires a stop → the child's placement call), heap per live parent, and the time
+ * to restore waiting parents from SQLite at start.
+ */
+import { Context, Effect, Layer, Scope } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { performance } from "node:perf_hooks"
+import { DiscreteClock } from "../../sim/DiscreteClock.ts"
+import { makeTapeVenue } from "../../sim/TapeVenue.ts"
+import { serverServices } from "../../src/Cli.ts"
+import * as F from "../../src/Domain/Fixed.ts"
+import { Engine } from "../../src/Engine/Engine.ts"
+import { engineDatabase } from "../../src/Persistence/Sql.ts"
+import { Auth } from "../../src/Services/Auth.ts"
+import { OrderStore } from "../../src/Services/OrderStore.ts"
+import { VenueGateway } from "../../src/Services/VenueGateway.ts"
+import type { Desk } from "../../src/Trading/Desk.ts"
+import { submitOrder } from "../../src/Trading/Submit.ts"
+import { benchTape, mixedParents, type Tape } from "./engine.ts"
+import { type Figure, ratio } from "./common.ts"
+
+const gc = (globalThis as { gc?: () => void }).gc
+
+/** The services of a driven engine over a tape venue with the tape's first moment applied. */
+const services = (tape: Tape, store: Layer.Layer<OrderStore>, scope: Scope.Scope, clock: DiscreteClock) =>
+  Effect.gen(function* () {
+    const venue = yield* makeTapeVenue(tape.header)
+    const t0 = tape.events[0]?.ts ?? 0
+    for (const e of tape.events) {
+      if (e.ts > t0) break
+      venue.applyNow(e)
+    }
+    const layer = serverServices({
+      seed: 1,
+      engineSeed: 1,
+      drivenEngine: true,
+      startingCash: "1000000000",
+      venues: Layer.succeed(VenueGateway, VenueGateway.fromVenues([venue])),
+      store,
+      auth: Auth.layerAllowAll
+    })
+    const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.withClock(clock))
+    return { venue, context, engine: Context.get(context, Engine) }
+  })
+
+const place = (context: Context.Context<Desk | Engine>, tape: Tape, count: number) =>
+  Effect.forEach(
+    mixedParents(tape, count, 0),
+    (item) => Effect.either(submitOrder(item.order, "sim:default", "bench").pipe(Effect.provide(context))),
+    { discard: true }
+  )
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+
+/**
+ * Reaction: with `background` waiting parents live, a stop one tick under the bid; a view whose bid reaches it goes
+ * to the driver, and the time to the tape venue's placement call is taken. Baseline: the same view through the
+ * driver with no stop to fire (what the lookup alone costs).
+ */
+export const reaction = (background: number, trials: number) =>
+  Effect.gen(function* () {
+    const tape = benchTape(100, 5)
+    const scope = yield* Scope.make()
+    const clock = new DiscreteClock(tape.events[0]?.ts ?? 0)
+    const { venue, context, engine } = yield* services(tape, OrderStore.layerMemory, scope, clock)
+    yield* place(context, tape, background)
+    let placedAt = 0
+    const placeOrder = venue.placeOrder
+    ;(venue as { placeOrder: typeof placeOrder }).placeOrder = (r) => {
+      if (placedAt === 0) placedAt = performance.now()
+      return placeOrder(r)
+    }
+    const market = tape.header.markets[0]!.id
+    const nativeId = market.slice(market.indexOf(":") + 1)
+    const tick = F.of("0.01")
+    const samples: Array<number> = []
+    const idle: Array<number> = []
+    for (let i = 0; i < trials; i++) {
+      const view = venue.view(nativeId)!
+      const bid = view.bestBid ?? F.of("0.5")
+      const stop = F.sub(bid, tick)
+      yield* engine.create(
+        {
+          account: "sim:default",
+          marketId: market,
+          side: "sell",
+          type: "stop_market",
+          amount: "1",
+          stopPrice: F.format(stop),
+          params: {}
+        },
+        "bench"
+      )
+      // A view that wakes nobody: the cost of looking.
+      const quiet = { ...view, bestBid: bid }
+      let start = performance.now()
+      const none = engine.marketView(market, quiet)
+      idle.push(performance.now() - start)
+      if (none !== null) yield* none
+      placedAt = 0
+      start = performance.now()
+      const work = engine.marketView(market, { ...view, bestBid: stop })
+      if (work !== null) yield* work
+      if (placedAt > 0) samples.push(placedAt - start)
+    }
+    yield* Scope.close(scope, Effect.void as never)
+    const sorted = samples.slice(trials / 10).sort((a, b) => a - b)
+    const idleSorted = idle.slice(trials / 10).sort((a, b) => a - b)
+    return {
+      fired: samples.length,
+      p50: percentile(sorted, 0.5) * 1000,
+      p99: percentile(sorted, 0.99) * 1000,
+      idleP50: percentile(idleSorted, 0.5) * 1000
+    }
+  })
+
+/** Heap after placing `count` mixed parents, less the heap before, per parent still live. */
+export const heapPerParent = (count: number) =>
+  Effect.gen(function* () {
+    const tape = benchTape(100, 5)
+    const scope = yield* Scope.make()
+    const clock = new DiscreteClock(tape.events[0]?.ts ?? 0)
+    const { context, engine } = yield* services(tape, OrderStore.layerMemory, scope, clock)
+    gc?.()
+    const before = process.memoryUsage().heapUsed
+    yield* place(context, tape, count)
+    gc?.()
+    const after = process.memoryUsage().heapUsed
+    const live = yield* engine.liveCount
+    yield* Scope.close(scope, Effect.void as never)
+    return { live, bytesPerParent: (after - before) / live }
+  })
+
+/** Places `count` waiting stops on a SQLite store, then times building the desk and engine again on that file. */
+export const restore = (count: number, keep?: string) =>
+  Effect.gen(function* () {
+    const dir = keep ?? mkdtempSync(join(tmpdir(), "crossbook-bench-"))
+    const file = join(dir, "engine.db")
+    try {
+      const tape = benchTape(100, 5)
+      const clock = new DiscreteClock(tape.events[0]?.ts ?? 0)
+      const store = () => OrderStore.layerSql.pipe(Layer.provide(engineDatabase(file)), Layer.orDie)
+      const first = yield* Scope.make()
+      const { context } = yield* services(tape, store(), first, clock)
+      const markets = tape.header.markets.map((m) => m.id)
+      const engine = Context.get(context, Engine)
+      for (let k = (yield* engine.liveCount); k < count; k++) {
+        yield* engine.create(
+          {
+            account: "sim:default",
+            marketId: markets[k % markets.length]!,
+            side: k % 2 === 0 ? "sell" : "buy",
+            type: "stop_market",
+            amount: "1",
+            stopPrice: k % 2 === 0 ? "0.01" : "0.99",
+            params: {}
+          },
+          "bench"
+        )
+      }
+      yield* Scope.close(first, Effect.void as never)
+      const second = yield* Scope.make()
+      const start = performance.now()
+      const again = yield* services(tape, store(), second, clock)
+      const seconds = (performance.now() - start) / 1000
+      const live = yield* again.engine.liveCount
+      yield* Scope.close(second, Effect.void as never)
+      return { live, seconds }
+    } finally {
+      if (keep === undefined) rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+export const parentFigures = async (): Promise<ReadonlyArray<Figure>> => {
+  const r = await Effect.runPromise(reaction(10_000, 2_000))
+  const heap = await Effect.runPromise(heapPerParent(10_000))
+  const restored = await Effect.runPromise(restore(100_000))
+  return [
+    {
+      name: "engine.reaction_p99_us",
+      value: Number(r.p99.toFixed(1)),
+      unit: "µs",
+      baseline: Number(r.idleP50.toFixed(2)),
+      ratio: ratio(r.p99, r.idleP50),
+      target: "p99 < 50 µs",
+      p50_us: Number(r.p50.toFixed(1)),
+      fired: r.fired,
+      background_parents: 10_000
+    },
+    {
+      name: "engine.heap_per_parent_bytes",
+      value: Math.round(heap.bytesPerParent),
+      unit: "bytes",
+      baseline: 2048,
+      ratio: ratio(heap.bytesPerParent, 2048),
+      target: "<= 2048 bytes",
+      live: heap.live,
+      gc: gc !== undefined
+    },
+    {
+      name: "engine.restore_100k_s",
+      value: Number(restored.seconds.toFixed(3)),
+      unit: "s",
+      baseline: 3,
+      ratio: ratio(restored.seconds, 3),
+      target: "< 3 s",
+      live: restored.live
+    }
+  ]
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const f of await parentFigures()) console.log(JSON.stringify(f))
+}
