@@ -5,38 +5,22 @@ import { generateTape } from "../sim/Generator.ts"
 import { replay } from "../sim/Replay.ts"
 import { formatTape, parseTape } from "../sim/Tape.ts"
 import { TapeBook } from "../sim/TapeBook.ts"
+import { type Figure, ratio, time } from "./bench/common.ts"
+import { benchTape, throughput } from "./bench/engine.ts"
+import { parentFigures } from "./bench/parents.ts"
 import * as F from "../src/Domain/Fixed.ts"
 import type { MarketView, ParentSpec } from "../src/Engine/Core.ts"
 import { stopMarket, validateStopMarket } from "../src/Engine/Stop.ts"
 import * as Trailing from "../src/Engine/Trailing.ts"
-
-interface Figure {
-  readonly name: string
-  readonly value: number
-  readonly unit: string
-  readonly baseline: number
-  readonly ratio: number
-  readonly target?: string
-}
 
 const figures: Array<Figure> = []
 const report = (f: Figure) => {
   figures.push(f)
   console.log(JSON.stringify(f))
 }
+const progress = (what: string) => process.stderr.write(`bench: ${what}…\n`)
 
-/** Best of `rounds` timed runs after one warm-up; answers seconds. */
-const time = (rounds: number, run: () => void): number => {
-  run()
-  let best = Number.POSITIVE_INFINITY
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now()
-    run()
-    best = Math.min(best, (performance.now() - start) / 1000)
-  }
-  return best
-}
-
+progress("decision cores")
 // 1. Decision cores: market inputs per second through stop and trailing-stop cores, against the bare loop that
 //    only reads the same views.
 {
@@ -86,10 +70,52 @@ const time = (rounds: number, run: () => void): number => {
   })
 }
 
-// 2. Replay end to end (parse, tape venue, desk, engine, journal) against parsing the same tape and applying it to
-//    bare books.
+// 2. The driver: market inputs through tape venue, driver and engine with 10,000 live parents of all nine types over
+//    100 markets, against applying the same inputs to bare books; then the same with 1k and 100k parents.
 {
-  const generated = generateTape({ seed: 3, markets: 2, durationS: 120 })
+  const tape = benchTape(100, 600)
+  const sizes = [1_000, 10_000, 100_000]
+  const runs = new Map<number, Awaited<ReturnType<typeof throughput>>>()
+  for (const parents of sizes) {
+    progress(`driver with ${parents} parents`)
+    runs.set(parents, await throughput(tape, parents))
+  }
+  const ten = runs.get(10_000)!
+  report({
+    name: "engine.inputs_per_s",
+    value: ten.inputsPerS,
+    unit: "inputs/s",
+    baseline: ten.baselinePerS,
+    ratio: ratio(ten.inputsPerS, ten.baselinePerS),
+    target: ">= 1000000 inputs/s and >= 0.5 of the bare books",
+    parents: 10_000,
+    inputs: ten.inputs,
+    live_at_end: ten.liveAtEnd,
+    woken_per_view: Number(ten.wokenPerView.toFixed(4))
+  })
+  const one = runs.get(1_000)!
+  for (const parents of sizes) {
+    const run = runs.get(parents)!
+    // Cost per input against the 1k run, next to how many more parents each view woke: the first must not grow
+    // faster than the second.
+    report({
+      name: `engine.scaling_${parents / 1000}k_us_per_input`,
+      value: Number((1e6 / run.inputsPerS).toFixed(3)),
+      unit: "µs",
+      baseline: Number((1e6 / one.inputsPerS).toFixed(3)),
+      ratio: ratio(one.inputsPerS, run.inputsPerS),
+      woken_per_view: Number(run.wokenPerView.toFixed(4)),
+      woken_ratio: ratio(run.wokenPerView, one.wokenPerView),
+      live_at_end: run.liveAtEnd
+    })
+  }
+}
+
+// 3. Replay end to end (parse, tape venue, desk, engine, journal, event log) on a large generated tape, against
+//    parsing the same tape and applying it to bare books.
+{
+  progress("replay")
+  const generated = generateTape({ seed: 3, markets: 100, durationS: 600 })
   const text = formatTape(generated.header, generated.events)
   const events = generated.events.length
   const bare = time(3, () => {
@@ -103,23 +129,33 @@ const time = (rounds: number, run: () => void): number => {
   })
   const run = () => Effect.runPromise(replay({ tape: text, orders: [], seed: 1 })).then(() => undefined)
   await run()
-  const start = performance.now()
-  await run()
-  const full = (performance.now() - start) / 1000
+  let full = Number.POSITIVE_INFINITY
+  for (let i = 0; i < 3; i++) {
+    const start = performance.now()
+    await run()
+    full = Math.min(full, (performance.now() - start) / 1000)
+  }
   report({
     name: "replay.inputs_per_s",
     value: Math.round(events / full),
     unit: "inputs/s",
     baseline: Math.round(events / bare),
     ratio: Number((bare / full).toFixed(4)),
-    target: ">= 300000 inputs/s"
+    target: ">= 300000 inputs/s",
+    events
   })
 }
 
+// 4. Reaction time, heap per live parent, restore from SQLite.
+progress("reaction, heap and restore")
+for (const f of await parentFigures()) report(f)
+
 console.log("")
-console.log("figure                       value           baseline        ratio")
+console.log(
+  `${"figure".padEnd(36)} ${"value".padStart(12)} ${"unit".padEnd(9)} ${"baseline".padStart(12)}  ratio   target`
+)
 for (const f of figures) {
   console.log(
-    `${f.name.padEnd(28)} ${String(f.value).padStart(10)} ${f.unit.padEnd(5)} ${String(f.baseline).padStart(10)}   ${f.ratio}`
+    `${f.name.padEnd(36)} ${String(f.value).padStart(12)} ${f.unit.padEnd(9)} ${String(f.baseline).padStart(12)}  ${String(f.ratio).padEnd(7)} ${f.target ?? ""}`
   )
 }

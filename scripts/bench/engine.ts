@@ -10,7 +10,7 @@ import type { TapeEvent, TapeHeader } from "../../sim/Tape.ts"
 import { TapeBook } from "../../sim/TapeBook.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
-import { type Figure, ratio, time } from "./common.ts"
+import { time } from "./common.ts"
 
 export interface Tape {
   readonly header: TapeHeader
@@ -59,10 +59,14 @@ const TYPES = [
  * the stop legs some ticks away from the touch, resting children a few ticks behind it, a twap over an hour, a peg at
  * the near touch, a smart_taker whose limit keeps its clips from filling.
  */
-export const mixedParents = (tape: Tape, count: number, at_ms: number) => {
+export const mixedParents = (
+  tape: Tape,
+  count: number,
+  at_ms: number,
+  markets: ReadonlyArray<string> = tape.header.markets.map((m) => m.id)
+) => {
   const t0 = tape.events[0]?.ts ?? 0
   const touch = touches(tape, t0 + at_ms)
-  const markets = tape.header.markets.map((m) => m.id)
   const orders: Array<unknown> = []
   for (let k = 0; k < count; k++) {
     const market_id = markets[k % markets.length]!
@@ -184,26 +188,4 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
     liveAtEnd,
     wokenPerView: stats.woken / Math.max(1, stats.views)
   }
-}
-
-export const engineFigures = async (): Promise<ReadonlyArray<Figure>> => {
-  const tape = benchTape(100, 600)
-  const run = await throughput(tape, 10_000)
-  return [
-    {
-      name: "engine.inputs_per_s",
-      value: run.inputsPerS,
-      unit: "inputs/s",
-      baseline: run.baselinePerS,
-      ratio: ratio(run.inputsPerS, run.baselinePerS),
-      target: ">= 1000000 inputs/s and >= 0.5 of the bare books",
-      parents: 10_000,
-      live_at_end: run.liveAtEnd,
-      woken_per_view: Number(run.wokenPerView.toFixed(3))
-    }
-  ]
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  for (const f of await engineFigures()) console.log(JSON.stringify(f))
 }

@@ -45,9 +45,9 @@ const services = (tape: Tape, store: Layer.Layer<OrderStore>, scope: Scope.Scope
     return { venue, context, engine: Context.get(context, Engine) }
   })
 
-const place = (context: Context.Context<Desk | Engine>, tape: Tape, count: number) =>
+const place = (context: Context.Context<Desk | Engine>, tape: Tape, count: number, markets?: ReadonlyArray<string>) =>
   Effect.forEach(
-    mixedParents(tape, count, 0),
+    mixedParents(tape, count, 0, markets),
     (item) => Effect.either(submitOrder(item.order, "sim:default", "bench").pipe(Effect.provide(context))),
     { discard: true }
   )
@@ -56,17 +56,19 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 
 /**
- * Reaction: with `background` waiting parents live, a stop one tick under the bid; a view whose bid reaches it goes
- * to the driver, and the time to the tape venue's placement call is taken. Baseline: the same view through the
+ * Reaction: with `background` parents live on other markets, a stop one tick under the bid; a view whose bid reaches
+ * it goes to the driver, and the time to the tape venue's placement call is taken. Baseline: the same view through the
  * driver with no stop to fire (what the lookup alone costs).
  */
 export const reaction = (background: number, trials: number) =>
   Effect.gen(function* () {
-    const tape = benchTape(100, 5)
+    // The stops fire on a market of their own; the background parents live on the other 100.
+    const tape = benchTape(101, 5)
     const scope = yield* Scope.make()
     const clock = new DiscreteClock(tape.events[0]?.ts ?? 0)
     const { venue, context, engine } = yield* services(tape, OrderStore.layerMemory, scope, clock)
-    yield* place(context, tape, background)
+    const others = tape.header.markets.slice(1).map((m) => m.id)
+    yield* place(context, tape, background, others)
     let placedAt = 0
     const placeOrder = venue.placeOrder
     ;(venue as { placeOrder: typeof placeOrder }).placeOrder = (r) => {
@@ -147,7 +149,7 @@ export const restore = (count: number, keep?: string) =>
       const { context } = yield* services(tape, store(), first, clock)
       const markets = tape.header.markets.map((m) => m.id)
       const engine = Context.get(context, Engine)
-      for (let k = (yield* engine.liveCount); k < count; k++) {
+      for (let k = yield* engine.liveCount; k < count; k++) {
         yield* engine.create(
           {
             account: "sim:default",
