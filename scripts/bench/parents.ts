@@ -119,34 +119,44 @@ export const reaction = (background: number, trials: number) =>
     }
   })
 
-/** Heap after placing `count` mixed parents, less the heap before, per parent still live. */
+/** SQLite on a file in a fresh directory, as `serve` keeps it. */
+const sqlStore = (dir: string) =>
+  OrderStore.layerSql.pipe(Layer.provide(engineDatabase(join(dir, "engine.db"))), Layer.orDie)
+
+/**
+ * Heap after placing `count` mixed parents, less the heap before, per parent still live: the engine's parents, the
+ * desk's records of them and their children, on the SQLite store `serve` uses (the journal lives on disk).
+ */
 export const heapPerParent = (count: number) =>
   Effect.gen(function* () {
-    const tape = benchTape(100, 5)
-    const scope = yield* Scope.make()
-    const clock = new DiscreteClock(tape.events[0]?.ts ?? 0)
-    const { context, engine } = yield* services(tape, OrderStore.layerMemory, scope, clock)
-    gc?.()
-    const before = process.memoryUsage().heapUsed
-    yield* place(context, tape, count)
-    gc?.()
-    const after = process.memoryUsage().heapUsed
-    const live = yield* engine.liveCount
-    yield* Scope.close(scope, Effect.void as never)
-    return { live, bytesPerParent: (after - before) / live }
+    const dir = mkdtempSync(join(tmpdir(), "crossbook-bench-"))
+    try {
+      const tape = benchTape(100, 5)
+      const scope = yield* Scope.make()
+      const clock = new DiscreteClock(tape.events[0]?.ts ?? 0)
+      const { context, engine } = yield* services(tape, sqlStore(dir), scope, clock)
+      gc?.()
+      const before = process.memoryUsage().heapUsed
+      yield* place(context, tape, count)
+      gc?.()
+      const after = process.memoryUsage().heapUsed
+      const live = yield* engine.liveCount
+      yield* Scope.close(scope, Effect.void as never)
+      return { live, bytesPerParent: (after - before) / live }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
 /** Places `count` waiting stops on a SQLite store, then times building the desk and engine again on that file. */
 export const restore = (count: number, keep?: string) =>
   Effect.gen(function* () {
     const dir = keep ?? mkdtempSync(join(tmpdir(), "crossbook-bench-"))
-    const file = join(dir, "engine.db")
     try {
       const tape = benchTape(100, 5)
       const clock = new DiscreteClock(tape.events[0]?.ts ?? 0)
-      const store = () => OrderStore.layerSql.pipe(Layer.provide(engineDatabase(file)), Layer.orDie)
       const first = yield* Scope.make()
-      const { context } = yield* services(tape, store(), first, clock)
+      const { context } = yield* services(tape, sqlStore(dir), first, clock)
       const markets = tape.header.markets.map((m) => m.id)
       const engine = Context.get(context, Engine)
       for (let k = yield* engine.liveCount; k < count; k++) {
@@ -166,7 +176,7 @@ export const restore = (count: number, keep?: string) =>
       yield* Scope.close(first, Effect.void as never)
       const second = yield* Scope.make()
       const start = performance.now()
-      const again = yield* services(tape, store(), second, clock)
+      const again = yield* services(tape, sqlStore(dir), second, clock)
       const seconds = (performance.now() - start) / 1000
       const live = yield* again.engine.liveCount
       yield* Scope.close(second, Effect.void as never)

@@ -1,6 +1,7 @@
 /** Orders as the server keeps them (exact amounts) and the Order record the API shows (decimal strings). */
 import * as F from "./Fixed.ts"
 import type { Side } from "./Market.ts"
+import { createHash } from "node:crypto"
 
 export const PLAIN_TYPES = ["limit", "market"] as const
 export const COMPLEX_TYPES = [
@@ -121,3 +122,12 @@ export const renderOrder = (o: Order) => ({
   info: o.info
 })
 export type OrderRecord = ReturnType<typeof renderOrder>
+
+/**
+ * What a request for an order asked for, less its client order id: a retry with the same client id is the same order
+ * only when this matches. Kept as a sha256 (43 characters) rather than the request itself.
+ */
+export const requestDigest = (input: object): string =>
+  createHash("sha256")
+    .update(JSON.stringify({ ...input, clientOrderId: undefined }))
+    .digest("base64url")

@@ -3,7 +3,7 @@ import { Clock, Context, Effect, Layer, ParseResult, Queue, Schema } from "effec
 import { ApiError, type FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
-import { type ComplexType, type Order, TERMINAL, type TimeInForce } from "../Domain/Order.ts"
+import { type ComplexType, type Order, requestDigest, TERMINAL, type TimeInForce } from "../Domain/Order.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { type ChildUpdate, Desk } from "../Trading/Desk.ts"
@@ -643,7 +643,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         const kind = registry[input.type]
         const now = yield* Clock.currentTimeMillis
         const { venue, market } = yield* desk.resolveMarket(input.marketId)
-        const digest = JSON.stringify({ ...input, clientOrderId: undefined })
+        const digest = requestDigest(input)
         if (input.clientOrderId !== undefined) {
           const existing = yield* desk.byClientId(input.account, input.clientOrderId, digest)
           if (existing !== undefined) {

@@ -12,7 +12,8 @@ import {
   remainingOf,
   renderOrder,
   TERMINAL,
-  type TimeInForce
+  type TimeInForce,
+  requestDigest
 } from "../Domain/Order.ts"
 import { fromVenueError } from "../Http/Errors.ts"
 import type { JournalEntry } from "../Services/OrderStore.ts"
@@ -396,7 +397,7 @@ const makeDesk = (config: DeskConfig) =>
         if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
           return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
         }
-        const digest = JSON.stringify({ ...input, clientOrderId: undefined })
+        const digest = requestDigest(input)
         if (input.clientOrderId !== undefined) {
           const existingId = byClientId.get(`${input.account}\u0000${input.clientOrderId}`)
           if (existingId !== undefined) {
