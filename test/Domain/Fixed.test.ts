@@ -54,3 +54,27 @@ describe("Fixed", () => {
     expect(F.format(F.div(F.of("2"), F.of("3"), "down"))).toBe("0.666666")
   })
 })
+
+describe("parse", () => {
+  /** The grammar as a regular expression: what the character scan must accept, and the value it must give. */
+  const reference = (text: string): number | undefined => {
+    const m = /^(-)?(\d{1,15})(?:\.(\d{1,6}))?$/.exec(text)
+    if (m === null) return undefined
+    const value = Number(m[2]) * 1_000_000 + (m[3] === undefined ? 0 : Number(m[3].padEnd(6, "0")))
+    if (!Number.isSafeInteger(value)) return undefined
+    return m[1] === "-" && value !== 0 ? -value : value
+  }
+  const pieces = fc.oneof(
+    fc.constantFrom("-", ".", "0", "00", "1", "9", "123456789012345", "1234567", "e", " ", "+", "٣", ":", "/"),
+    fc.stringMatching(/^\d{0,17}$/)
+  )
+  it("accepts exactly the decimals of the grammar, with the same value", () => {
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 5 }), (parts) => {
+        const text = parts.join("")
+        expect(F.parse(text)).toBe(reference(text))
+      }),
+      { numRuns: 5000, seed: 7 }
+    )
+  })
+})
