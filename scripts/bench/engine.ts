@@ -131,6 +131,8 @@ export interface Throughput {
   readonly liveAtEnd: number
   /** Parents woken per market view. */
   readonly wokenPerView: number
+  /** Parents woken, by type. */
+  readonly wokenByType: Readonly<Record<string, number>>
 }
 
 /** Runs `parents` parents over the tape; the inputs after the parents were placed are timed. */
@@ -145,7 +147,7 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
   let end = 0
   let endedAt = first
   let liveAtEnd = 0
-  let stats = { views: 0, woken: 0 }
+  let stats: ReturnType<Engine["Type"]["stats"]> = { views: 0, woken: 0, wokenByType: {} }
   await Effect.runPromise(
     replay({
       tape,
@@ -186,6 +188,7 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
     inputs,
     liveAtStart: parents,
     liveAtEnd,
-    wokenPerView: stats.woken / Math.max(1, stats.views)
+    wokenPerView: stats.woken / Math.max(1, stats.views),
+    wokenByType: stats.wokenByType
   }
 }

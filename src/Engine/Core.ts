@@ -94,6 +94,11 @@ export interface Band {
   readonly low: number
   readonly high: number
   readonly missing: boolean
+  /**
+   * The parent only keeps what it reads here, sends nothing on it, and the last view overrides the ones before: the
+   * driver need not wake it at once, only hand it the market's view just before its next other input.
+   */
+  readonly lazy?: boolean
 }
 
 /** Which market views can change a parent's state: `"all"`, or any of some bands (none: market data never does). */
@@ -120,6 +125,9 @@ export const changedFrom = (ref: Reference, value: F.Fixed | null): Band =>
   value === null
     ? { ref, low: Number.POSITIVE_INFINITY, high: Number.POSITIVE_INFINITY, missing: false }
     : { ref, low: value - 1, high: value + 1, missing: true }
+
+/** The same band, delivered lazily (see {@link Band.lazy}). */
+export const lazily = (band: Band): Band => ({ ...band, lazy: true })
 
 /** The number `ref` reads in `view`, or null. */
 export const referenceIn = (ref: Reference, view: MarketView): F.Fixed | null => {

@@ -8,7 +8,16 @@ import { OrderStore } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { type ChildUpdate, Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
-import type { ChildSpec, Command, Core, Input, MarketView, ParentSpec } from "./Core.ts"
+import {
+  type Band,
+  type ChildSpec,
+  type Command,
+  type Core,
+  type Input,
+  type MarketView,
+  type ParentSpec,
+  wakes
+} from "./Core.ts"
 import { DueHeap, WakeIndex } from "./WakeIndex.ts"
 
 /** One complex order type: its wire params, its checks, its decision core. */
@@ -100,7 +109,11 @@ type EngineService = {
    */
   readonly marketView: (marketId: string, view: MarketView) => Effect.Effect<void> | null
   /** Market views the driver looked at and the parents they woke, since start (for benchmarks and status). */
-  readonly stats: () => { readonly views: number; readonly woken: number }
+  readonly stats: () => {
+    readonly views: number
+    readonly woken: number
+    readonly wokenByType: Readonly<Partial<Record<ComplexType, number>>>
+  }
   /** Live parents, for status and tests. */
   readonly liveCount: Effect.Effect<number>
   /** The next expiry or timer of any live parent (Infinity when none). */
@@ -140,11 +153,18 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
      */
     const sleeping = new WakeIndex()
     const stats = { views: 0, woken: 0 }
+    const wokenByType: Partial<Record<ComplexType, number>> = {}
     /** The parents a view wakes, counted. */
     const wakeFor = (marketId: string, view: MarketView) => {
       stats.views += 1
       const woken = sleeping.woken(marketId, view)
-      if (woken !== null) stats.woken += woken.length
+      if (woken !== null) {
+        stats.woken += woken.length
+        for (const id of woken) {
+          const type = parents.get(id)?.type
+          if (type !== undefined) wokenByType[type] = (wokenByType[type] ?? 0) + 1
+        }
+      }
       return woken
     }
 
@@ -164,9 +184,19 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     }
 
     /** Files the parent under what its core watches now; a parent that is ending or done watches nothing. */
+    /** Lazy bands per parent: views there reach it only just before its next other input. */
+    const lazyBands = new Map<string, ReadonlyArray<Band>>()
     const rewatch = (rt: Runtime) => {
-      if (rt.done || rt.ending !== null) sleeping.delete(rt.id)
-      else sleeping.set(rt.id, rt.marketId, kindOf(rt).core.watch?.(rt.spec, rt.params, rt.state) ?? "all")
+      lazyBands.delete(rt.id)
+      if (rt.done || rt.ending !== null) return sleeping.delete(rt.id)
+      const watch = kindOf(rt).core.watch?.(rt.spec, rt.params, rt.state) ?? "all"
+      sleeping.set(rt.id, rt.marketId, watch)
+      if (watch !== "all" && watch.some((b) => b.lazy === true)) {
+        lazyBands.set(
+          rt.id,
+          watch.filter((b) => b.lazy === true)
+        )
+      }
     }
 
     const persist = (rt: Runtime) =>
@@ -419,9 +449,18 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       })
 
     /** Feeds one input to a parent's core and carries out its commands; the state is written before they go out. */
-    const feed = (rt: Runtime, input: Input) =>
+    const feed = (rt: Runtime, input: Input): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (rt.done) return
+        const lazy = input._tag === "Market" || rt.ending !== null ? undefined : lazyBands.get(rt.id)
+        if (lazy !== undefined) {
+          // The market as it is now, first, if it left a lazy band since the parent last saw it.
+          const view = yield* viewOf(rt.marketId)
+          if (view !== undefined && lazy.some((b) => wakes(b, view))) {
+            yield* feed(rt, { _tag: "Market", ts: input.ts, view })
+            if (rt.done) return
+          }
+        }
         const kind = kindOf(rt)
         const step = kind.core.step(rt.spec, rt.params, rt.state, input)
         rt.state = step.state
@@ -782,7 +821,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         const woken = wakeFor(marketId, view)
         return woken === null ? null : serialized(feedView(woken, view))
       },
-      stats: () => ({ ...stats }),
+      stats: () => ({ ...stats, wokenByType: { ...wokenByType } }),
       nextDue,
       expireDue: (now) => serialized(expireDue(now)),
       timersDue: (now) => serialized(timersDue(now))

@@ -11,6 +11,7 @@ import {
   type ParentSpec,
   type Watch,
   changedFrom,
+  lazily,
   nearFor,
   passivePrice
 } from "./Core.ts"
@@ -223,11 +224,14 @@ export const core: Core<Typed, State> = {
     onInput(spec, params, state, input, commands)
     return { state, commands }
   },
-  /** Without `follow` market data never matters once the first slice is out; with it, only the own-side touch. */
+  /**
+   * Without `follow` market data never matters once the first slice is out. With it, only the own-side touch, and
+   * only as of the next slice: the driver may hand it the latest view just before the iceberg's next other input.
+   */
   watch: (spec, params, state): Watch => {
     if (state.finished) return []
     if (!state.started) return "all"
-    return params.follow ? [changedFrom(spec.side === "buy" ? "bid" : "ask", state.near)] : []
+    return params.follow ? [lazily(changedFrom(spec.side === "buy" ? "bid" : "ask", state.near))] : []
   },
   info: (state) => ({
     filled: F.format(state.filled),

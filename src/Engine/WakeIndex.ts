@@ -73,8 +73,11 @@ export class WakeIndex {
 
   /** Puts a parent to sleep in `watch` (replacing where it slept before). */
   set(id: string, marketId: string, given: Watch): void {
-    // A band with no bound that ignores a missing number never wakes anyone.
-    const watch = given === "all" ? given : given.filter((b) => b.missing || b.low > -Infinity || b.high < Infinity)
+    // A band with no bound that ignores a missing number never wakes anyone; a lazy one is not woken by views.
+    const watch =
+      given === "all"
+        ? given
+        : given.filter((b) => b.lazy !== true && (b.missing || b.low > -Infinity || b.high < Infinity))
     const before = this.placed.get(id)
     if (before !== undefined && before.marketId === marketId && sameWatch(before.watch, watch)) return
     this.delete(id)

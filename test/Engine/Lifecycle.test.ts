@@ -580,13 +580,29 @@ describe("every engine type", () => {
       const watch = REGISTRY[type].core.watch
       expect(watch, `${type} declares what it watches`).toBeDefined()
       let asleep = 0
+      let lazyChecked = 0
       fc.assert(
         fc.property(scenarioArb(type), (s) => {
           let round = 0
           run(type, s, (v) => {
             const bands = watch!(v.spec, v.params, v.state)
             if (bands === "all") return
-            for (const view of probes(s.seed + ++round, 4)) {
+            const eager = bands.filter((b) => b.lazy !== true)
+            const views = probes(s.seed + ++round, 4)
+            // A lazy band: a view there sends nothing, and the next view overrides it (only the last one matters).
+            for (const [first, second] of [
+              [views[0]!, views[1]!],
+              [views[2]!, views[3]!]
+            ] as const) {
+              if (eager.some((b) => wakes(b, first) || wakes(b, second))) continue
+              const seen = v.kind.core.step(v.spec, v.params, v.state, { _tag: "Market", ts: v.now, view: first })
+              expect(seen.commands, `${type} acted on a view in a lazy band`).toEqual([])
+              const both = v.kind.core.step(v.spec, v.params, seen.state, { _tag: "Market", ts: v.now, view: second })
+              const last = v.kind.core.step(v.spec, v.params, v.state, { _tag: "Market", ts: v.now, view: second })
+              expect(both, `${type}: a lazy view was not overridden by the next`).toEqual(last)
+              if (bands.some((b) => b.lazy === true)) lazyChecked += 1
+            }
+            for (const view of views) {
               if (bands.some((band) => wakes(band, view))) continue
               asleep += 1
               const step = v.kind.core.step(v.spec, v.params, v.state, { _tag: "Market", ts: v.now, view })
@@ -602,6 +618,7 @@ describe("every engine type", () => {
       )
       // The check must have had something to check.
       expect(asleep).toBeGreaterThan(100)
+      if (type === "iceberg") expect(lazyChecked).toBeGreaterThan(100)
     })
   }
 })
