@@ -149,9 +149,11 @@ export const makeTapeVenue = (header: TapeHeader) =>
     }
 
     /** Resting orders the book now crosses fill at their own price, as far as the crossing side shows size. */
-    const crossings = (nativeId: string, book: TapeBook, ts: number, out: Array<VenueEvent>) => {
-      for (const o of live(nativeId)) {
-        const best = o.side === "buy" ? book.bestAsk() : book.bestBid()
+    const crossings = (rest: ReadonlyArray<OwnOrder>, book: TapeBook, ts: number, out: Array<VenueEvent>) => {
+      const bestAsk = book.bestAsk()
+      const bestBid = book.bestBid()
+      for (const o of rest) {
+        const best = o.side === "buy" ? bestAsk : bestBid
         if (best === null || (o.side === "buy" ? best > o.price : best < o.price)) continue
         const levels = book.levels(o.side === "buy" ? "ask" : "bid")
         let available = F.ZERO
@@ -175,12 +177,20 @@ export const makeTapeVenue = (header: TapeHeader) =>
         case "snapshot":
         case "change": {
           book.apply(event)
-          // A level that thins out in front of a resting order moves it up its queue.
-          for (const o of live(nativeId)) {
-            const shown = book.sizeAt(o.side === "buy" ? "bid" : "ask", o.price)
-            if (shown < o.ahead) o.ahead = shown
+          const rest = live(nativeId)
+          if (rest.length > 0) {
+            // A level that thins out in front of a resting order moves it up its queue. A change touches one level
+            // (the others are as they were, and no order is queued behind more than its level shows); a snapshot,
+            // any of them.
+            const side = event.type === "change" ? (event.side === "bid" ? "buy" : "sell") : null
+            const at = event.type === "change" ? F.of(event.price) : null
+            for (const o of rest) {
+              if (side !== null && (o.side !== side || o.price !== at)) continue
+              const shown = book.sizeAt(o.side === "buy" ? "bid" : "ask", o.price)
+              if (shown < o.ahead) o.ahead = shown
+            }
+            crossings(rest, book, event.ts, out)
           }
-          crossings(nativeId, book, event.ts, out)
           out.push({ _tag: "Book", nativeId, ts: event.ts })
           break
         }
