@@ -1,7 +1,8 @@
 /** Composition of the HTTP server: the API, its docs, the error mapping, on a Node listener. */
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
+import { type HttpApp, HttpApiBuilder, HttpApiScalar, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Layer } from "effect"
+import { Effect, Exit, Layer } from "effect"
+import { performance } from "node:perf_hooks"
 import { createServer } from "node:http"
 import { Api } from "./Api.ts"
 import { ErrorMiddleware } from "./Errors.ts"
@@ -26,8 +27,28 @@ export const HttpAppLive = Layer.mergeAll(
   ErrorMiddleware
 ).pipe(Layer.provideMerge(ApiLive))
 
+/**
+ * The access log: a request that failed (status 400 and up) is logged at info with its method, path, status and time;
+ * one that succeeded at debug only, so a busy trading client does not cost a console write per order.
+ */
+const accessLog = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const started = performance.now()
+    return Effect.onExit(app, (exit) => {
+      const status = Exit.isSuccess(exit) ? exit.value.status : 500
+      return (status >= 400 ? Effect.logInfo : Effect.logDebug)("Sent HTTP response").pipe(
+        Effect.annotateLogs({
+          "http.method": request.method,
+          "http.url": request.url,
+          "http.status": status,
+          "http.ms": Math.round((performance.now() - started) * 10) / 10
+        })
+      )
+    })
+  })
+
 /** The HTTP app served on whatever `HttpServer` is provided (a real port, or a test server). */
-export const HttpServeLive = HttpApiBuilder.serve(HttpMiddleware.logger).pipe(Layer.provide(HttpAppLive))
+export const HttpServeLive = HttpApiBuilder.serve(accessLog).pipe(Layer.provide(HttpAppLive))
 
 export interface ListenOptions {
   readonly host: string

@@ -120,6 +120,8 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     OrderStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      /** The journal's last seq, read once: appends run one transaction at a time in this process. */
+      let journalSeq: number | null = null
       const toOrder = (row: Record<string, unknown>): StoredOrder => ({
         id: row["id"] as string,
         account: row["account"] as string,
@@ -144,8 +146,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           sql
             .withTransaction(
               Effect.gen(function* () {
-                const rows = yield* sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM journal`
-                let seq = rows[0]?.seq ?? 0
+                if (journalSeq === null) {
+                  const rows = yield* sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM journal`
+                  journalSeq = rows[0]?.seq ?? 0
+                }
+                let seq = journalSeq
                 const out: Array<JournalEvent> = []
                 for (const entry of entries) {
                   seq += 1
@@ -153,10 +158,15 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
                     VALUES (${seq}, ${entry.ts}, ${entry.kind}, ${entry.key}, ${JSON.stringify(entry.payload)})`
                   out.push({ ...entry, seq })
                 }
+                journalSeq = seq
                 return out
               })
             )
-            .pipe(Effect.orDie),
+            .pipe(
+              // A transaction that did not commit leaves the last seq to be read again.
+              Effect.onError(() => Effect.sync(() => void (journalSeq = null))),
+              Effect.orDie
+            ),
         eventsAfter: (after, limit, kind) =>
           (kind === undefined
             ? sql<{ seq: number; ts: number; kind: string; key: string; payload: string }>`

@@ -1,0 +1,176 @@
+/**
+ * The server: `POST /trading/orders` (a plain limit on the sim venue) under autocannon at 50 connections over
+ * loopback, against a bare `node:http` server answering a similar JSON body, both in child processes.
+ */
+import autocannon from "autocannon"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type Figure, ratio } from "./common.ts"
+
+const CONNECTIONS = 50
+const SECONDS = 10
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
+    })
+  })
+
+const waitFor = async (url: string, child: ChildProcess) => {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`no answer from ${url}`)
+}
+
+interface Load {
+  readonly perS: number
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx: number
+  readonly errors: number
+}
+
+const load = async (url: string, headers: Record<string, string>, body: string, seconds: number): Promise<Load> => {
+  const result = await autocannon({
+    url,
+    method: "POST",
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { "content-type": "application/json", ...headers },
+    body
+  })
+  return {
+    perS: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts
+  }
+}
+
+/** A bare node:http server that reads the JSON body and answers an order-like JSON body with 201. */
+const BARE = `
+const http = require("node:http")
+let n = 0
+http.createServer((req, res) => {
+  let body = ""
+  req.on("data", (c) => (body += c))
+  req.on("end", () => {
+    const input = JSON.parse(body)
+    n += 1
+    const now = Date.now()
+    const order = { id: "ord_" + String(n).padStart(6, "0"), client_order_id: "ord_" + n, venue: "sim",
+      account: { venue: "sim", name: "default", subaccount: null }, market_id: input.market_id, side: input.side,
+      type: input.type, time_in_force: "gtc", status: "open", held_by: "venue", price: input.price, stop_price: null,
+      amount: input.amount, filled: "0", remaining: input.amount, cost: "0", fee: "0", average_price: null,
+      last_fill_price: null, last_fill_amount: null, post_only: false, reduce_only: false, expires_at: null,
+      created_at: now, updated_at: now, parent_id: null, queue_priority_preserved: null, book: "", trader: "",
+      tags: {}, info: {}, venue_order_id: "sim-" + n }
+    const text = JSON.stringify(order)
+    res.writeHead(201, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+    res.end(text)
+  })
+}).listen(Number(process.argv[1]), "127.0.0.1")
+`
+
+export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
+  const home = mkdtempSync(join(tmpdir(), "crossbook-bench-home-"))
+  const children: Array<ChildProcess> = []
+  try {
+    const port = await freePort()
+    const server = spawn(process.execPath, ["bin/crossbook.js", "serve", "--port", String(port)], {
+      env: { ...process.env, CROSSBOOK_HOME: home },
+      stdio: ["ignore", "ignore", "inherit"]
+    })
+    children.push(server)
+    const base = `http://127.0.0.1:${port}`
+    await waitFor(`${base}/health`, server)
+    const registry = JSON.parse(readFileSync(join(home, "servers.json"), "utf8")) as Record<
+      string,
+      { access_token: string }
+    >
+    const token = registry[`127.0.0.1:${port}`]!.access_token
+    const markets = (await (await fetch(`${base}/venues/sim/markets?status=open`)).json()) as {
+      data: Array<{ id: string }>
+    }
+    const market = markets.data[0]!.id
+    // A buy at the lowest price rests without crossing; collateral for a whole run stays far inside the cash.
+    const body = JSON.stringify({ market_id: market, side: "buy", type: "limit", amount: "1", price: "0.01" })
+    const auth = { authorization: `Bearer ${token}` }
+    const probe = await fetch(`${base}/trading/orders`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...auth },
+      body
+    })
+    if (probe.status !== 201) throw new Error(`POST /trading/orders answered ${probe.status}: ${await probe.text()}`)
+
+    const barePort = await freePort()
+    const bare = spawn(process.execPath, ["-e", BARE, String(barePort)], { stdio: ["ignore", "ignore", "inherit"] })
+    children.push(bare)
+    const bareUrl = `http://127.0.0.1:${barePort}/trading/orders`
+    for (let i = 0; i < 50; i++) {
+      try {
+        await fetch(bareUrl, { method: "POST", body })
+        break
+      } catch {
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
+
+    // Warm-ups, then the runs: the bare server first, so neither run follows the other's warm-up.
+    await load(bareUrl, {}, body, 2)
+    const baseline = await load(bareUrl, {}, body, SECONDS)
+    await load(`${base}/trading/orders`, auth, body, 3)
+    const run = await load(`${base}/trading/orders`, auth, body, SECONDS)
+    return [
+      {
+        name: "server.orders_per_s",
+        value: run.perS,
+        unit: "orders/s",
+        baseline: baseline.perS,
+        ratio: ratio(run.perS, baseline.perS),
+        target: ">= 5000 orders/s and >= 0.25 of the bare server",
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        non_2xx: run.non2xx,
+        errors: run.errors
+      },
+      {
+        name: "server.latency_p50_ms",
+        value: run.p50,
+        unit: "ms",
+        baseline: baseline.p50,
+        ratio: ratio(run.p50, Math.max(baseline.p50, 0.001))
+      },
+      {
+        name: "server.latency_p99_ms",
+        value: run.p99,
+        unit: "ms",
+        baseline: baseline.p99,
+        ratio: ratio(run.p99, Math.max(baseline.p99, 0.001))
+      }
+    ]
+  } finally {
+    for (const child of children) child.kill("SIGTERM")
+    await new Promise((r) => setTimeout(r, 300))
+    rmSync(home, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const f of await serverFigures()) console.log(JSON.stringify(f))
+}
