@@ -151,6 +151,10 @@ progress("decision cores")
 progress("reaction, heap and restore")
 for (const f of await parentFigures()) report(f)
 
+// 5. The server under load against a bare node:http server.
+progress("server under autocannon")
+for (const f of await serverFigures()) report(f)
+
 console.log("")
 console.log(
   `${"figure".padEnd(36)} ${"value".padStart(12)} ${"unit".padEnd(9)} ${"baseline".padStart(12)}  ratio   target`
