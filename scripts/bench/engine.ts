@@ -9,6 +9,7 @@ import { replay, Scenario } from "../../sim/Replay.ts"
 import type { TapeEvent, TapeHeader } from "../../sim/Tape.ts"
 import { TapeBook } from "../../sim/TapeBook.ts"
 import * as F from "../../src/Domain/Fixed.ts"
+import { COMPLEX_TYPES } from "../../src/Domain/Order.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import { time } from "./common.ts"
 
@@ -42,18 +43,6 @@ const touches = (tape: Tape, until: number) => {
   )
 }
 
-const TYPES = [
-  "stop_market",
-  "stop_limit",
-  "trailing_stop",
-  "iceberg",
-  "oco",
-  "bracket",
-  "twap",
-  "peg",
-  "smart_taker"
-] as const
-
 /**
  * `count` parents spread over the tape's markets, the nine types in turn, each set the way a trader would: stops and
  * the stop legs some ticks away from the touch, resting children a few ticks behind it, a twap over an hour, a peg at
@@ -77,7 +66,7 @@ export const mixedParents = (
     const behind = 2 + (k % 7)
     const passive = buy ? px(bid - behind) : px(ask + behind)
     const stop = buy ? px(ask + away) : px(bid - away)
-    const type = TYPES[Math.floor(k / markets.length) % TYPES.length]!
+    const type = COMPLEX_TYPES[Math.floor(k / markets.length) % COMPLEX_TYPES.length]!
     const base = { market_id, side, type, amount: String(1 + (k % 5)) }
     const order = (() => {
       switch (type) {
