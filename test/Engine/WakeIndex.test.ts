@@ -2,7 +2,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { type Band, type MarketView, type Watch, wakes } from "../../src/Engine/Core.ts"
-import { WakeIndex } from "../../src/Engine/WakeIndex.ts"
+import { DueHeap, WakeIndex } from "../../src/Engine/WakeIndex.ts"
 
 const RUNS = process.env["CROSSBOOK_LONG"] ? { numRuns: 3000 } : { seed: 42, numRuns: 300 }
 const T = 10_000
@@ -67,6 +67,37 @@ describe("the wake index", () => {
           expect(index.size).toBe(model.size)
         }
       }),
+      RUNS
+    )
+  })
+})
+
+describe("the due heap", () => {
+  it("pops its entries earliest first, ties by id, whatever the order they were pushed and popped in", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.record({ at: fc.nat(20), id: fc.constantFrom("a", "b", "c", "d") }), fc.constant(null)), {
+          maxLength: 80
+        }),
+        (ops) => {
+          const heap = new DueHeap()
+          const model: Array<{ at: number; id: string }> = []
+          const order = (x: { at: number; id: string }, y: { at: number; id: string }) =>
+            x.at - y.at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)
+          for (const op of ops) {
+            if (op === null) {
+              model.sort(order)
+              expect(heap.pop()).toEqual(model.shift())
+            } else {
+              heap.push(op.at, op.id)
+              model.push(op)
+            }
+            model.sort(order)
+            expect(heap.peek()).toEqual(model[0])
+            expect(heap.size).toBe(model.length)
+          }
+        }
+      ),
       RUNS
     )
   })
