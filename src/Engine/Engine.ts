@@ -125,11 +125,10 @@ type EngineService = {
 }
 
 export class Engine extends Context.Tag("crossbook/Engine")<Engine, EngineService>() {
-  /** `seed` is mixed into every parent's own random source (the same parent id and seed draw the same numbers). */
   /**
-   * `seed` is mixed into every parent's own random source. `driven`: no fiber watches the clock or the venues' market
-   * data; the simulator calls `expireDue`, `marketView` and `timersDue` itself, so the inputs of one moment follow
-   * the documented order.
+   * `seed` is mixed into every parent's own random source (the same parent id and seed draw the same numbers).
+   * `driven`: no fiber watches the clock or the venues' market data; the simulator calls `expireDue`, `marketView`
+   * and `timersDue` itself, so the inputs of one moment follow the documented order.
    */
   static layer(registry: Registry, options: { readonly seed?: number; readonly driven?: boolean } = {}) {
     return Layer.scoped(Engine, makeEngine(registry, options.seed ?? 0, options.driven ?? false))
@@ -183,9 +182,9 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       return (rt.expiresAt === at && rt.ending === null) || rt.timers.some((t) => t.at === at)
     }
 
-    /** Files the parent under what its core watches now; a parent that is ending or done watches nothing. */
     /** Lazy bands per parent: views there reach it only just before its next other input. */
     const lazyBands = new Map<string, ReadonlyArray<Band>>()
+    /** Files the parent under what its core watches now; a parent that is ending or done watches nothing. */
     const rewatch = (rt: Runtime) => {
       lazyBands.delete(rt.id)
       if (rt.done || rt.ending !== null) return sleeping.delete(rt.id)
