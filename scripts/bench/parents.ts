@@ -138,6 +138,8 @@ export const heapPerParent = (count: number) =>
       gc?.()
       const before = process.memoryUsage().heapUsed
       yield* place(context, tape, count)
+      // What the placements started (venue answers, child updates) runs before the heap is read.
+      for (let i = 0; i < 1000; i++) yield* Effect.yieldNow()
       gc?.()
       const after = process.memoryUsage().heapUsed
       const live = yield* engine.liveCount

@@ -81,6 +81,21 @@ export interface Order {
 
 export const accountId = (account: AccountRef): string => `${account.venue}:${account.name}`
 
+const accountRefs = new Map<string, AccountRef>()
+/** The account named `<venue>:<name>`: one shared object per account, not one per order. */
+export const accountRef = (id: string): AccountRef => {
+  let ref = accountRefs.get(id)
+  if (ref === undefined) {
+    const colon = id.indexOf(":")
+    ref = Object.freeze({ venue: id.slice(0, colon), name: id.slice(colon + 1), subaccount: null })
+    accountRefs.set(id, ref)
+  }
+  return ref
+}
+
+/** The tags of an order given none: one shared empty object. */
+export const NO_TAGS: Readonly<Record<string, unknown>> = Object.freeze({})
+
 /** The counter inside an order id (`o_000012`, `mo_000013`): orders are numbered in the order they were made. */
 export const orderNumber = (id: string): number => Number(id.slice(id.indexOf("_") + 1)) || 0
 

@@ -3,7 +3,15 @@ import { Clock, Context, Effect, Layer, ParseResult, Queue, Schema } from "effec
 import { ApiError, type FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
-import { type ComplexType, type Order, requestDigest, TERMINAL, type TimeInForce } from "../Domain/Order.ts"
+import {
+  accountRef,
+  type ComplexType,
+  NO_TAGS,
+  type Order,
+  requestDigest,
+  TERMINAL,
+  type TimeInForce
+} from "../Domain/Order.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { type ChildUpdate, Desk } from "../Trading/Desk.ts"
@@ -234,15 +242,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         cost = F.add(cost, child.cost)
         if (child.lastFillPrice !== null && (last === undefined || child.updatedAt >= last.updatedAt)) last = child
       }
-      const [accountVenue, accountName] = [
-        rt.account.slice(0, rt.account.indexOf(":")),
-        rt.account.slice(rt.account.indexOf(":") + 1)
-      ]
       return {
         id: rt.id,
         clientOrderId: rt.clientOrderId,
         venue: rt.venue,
-        account: { venue: accountVenue, name: accountName, subaccount: null },
+        account: accountRef(rt.account),
         marketId: rt.marketId,
         side: rt.spec.side,
         type: rt.type,
@@ -777,7 +781,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           clientOrderId: input.clientOrderId ?? id,
           book: input.book ?? "",
           trader: input.trader ?? "",
-          tags: input.tags ?? {},
+          tags: input.tags ?? NO_TAGS,
           notes: input.notes ?? ""
         }
         parents.set(id, rt)

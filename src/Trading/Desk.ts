@@ -6,6 +6,8 @@ import type { Market, Side } from "../Domain/Market.ts"
 import {
   type AccountRef,
   accountId,
+  accountRef,
+  NO_TAGS,
   type Order,
   orderNumber,
   type OrderStatus,
@@ -509,11 +511,7 @@ const makeDesk = (config: DeskConfig) =>
 
         counter += 1
         const id = `o_${String(counter).padStart(6, "0")}`
-        const [accountVenue, accountName] = [
-          input.account.slice(0, input.account.indexOf(":")),
-          input.account.slice(input.account.indexOf(":") + 1)
-        ]
-        const account: AccountRef = { venue: accountVenue, name: accountName, subaccount: null }
+        const account: AccountRef = accountRef(input.account)
         const pending: Order = {
           id,
           clientOrderId: input.clientOrderId ?? id,
@@ -542,7 +540,7 @@ const makeDesk = (config: DeskConfig) =>
           queuePriorityPreserved: null,
           book: input.book ?? "",
           trader: input.trader ?? "",
-          tags: input.tags ?? {},
+          tags: input.tags ?? NO_TAGS,
           notes: input.notes ?? "",
           info: { placed_by: actor, ...input.info },
           venueOrderId: null
