@@ -52,6 +52,10 @@ const place = (context: Context.Context<Desk | Engine>, tape: Tape, count: numbe
     { discard: true }
   )
 
+/** SQLite on a file in a fresh directory, as `serve` keeps it. */
+const sqlStore = (dir: string) =>
+  OrderStore.layerSql.pipe(Layer.provide(engineDatabase(join(dir, "engine.db"))), Layer.orDie)
+
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 
@@ -60,13 +64,19 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) =>
  * it goes to the driver, and the time to the tape venue's placement call is taken. Baseline: the same view through the
  * driver with no stop to fire (what the lookup alone costs).
  */
-export const reaction = (background: number, trials: number) =>
+export const reaction = (background: number, trials: number, onDisk = false) =>
   Effect.gen(function* () {
     // The stops fire on a market of their own; the background parents live on the other 100.
     const tape = benchTape(101, 5)
     const scope = yield* Scope.make()
     const clock = new DiscreteClock(tape.events[0]?.ts ?? 0)
-    const { venue, context, engine } = yield* services(tape, OrderStore.layerMemory, scope, clock)
+    const dir = mkdtempSync(join(tmpdir(), "crossbook-bench-"))
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    )
+    const store = onDisk ? sqlStore(dir) : OrderStore.layerMemory
+    const { venue, context, engine } = yield* services(tape, store, scope, clock)
     const others = tape.header.markets.slice(1).map((m) => m.id)
     yield* place(context, tape, background, others)
     let placedAt = 0
@@ -118,10 +128,6 @@ export const reaction = (background: number, trials: number) =>
       idleP50: percentile(idleSorted, 0.5) * 1000
     }
   })
-
-/** SQLite on a file in a fresh directory, as `serve` keeps it. */
-const sqlStore = (dir: string) =>
-  OrderStore.layerSql.pipe(Layer.provide(engineDatabase(join(dir, "engine.db"))), Layer.orDie)
 
 /**
  * Heap after placing `count` mixed parents, less the heap before, per parent still live: the engine's parents, the
@@ -190,6 +196,7 @@ export const restore = (count: number, keep?: string) =>
 
 export const parentFigures = async (): Promise<ReadonlyArray<Figure>> => {
   const r = await Effect.runPromise(reaction(10_000, 2_000))
+  const disk = await Effect.runPromise(reaction(10_000, 2_000, true))
   const heap = await Effect.runPromise(heapPerParent(10_000))
   const restored = await Effect.runPromise(restore(100_000))
   return [
@@ -201,6 +208,9 @@ export const parentFigures = async (): Promise<ReadonlyArray<Figure>> => {
       ratio: ratio(r.p99, r.idleP50),
       target: "p99 < 50 µs",
       p50_us: Number(r.p50.toFixed(1)),
+      store: "memory (the simulator's)",
+      sqlite_p50_us: Number(disk.p50.toFixed(1)),
+      sqlite_p99_us: Number(disk.p99.toFixed(1)),
       fired: r.fired,
       background_parents: 10_000
     },
