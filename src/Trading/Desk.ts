@@ -146,7 +146,9 @@ const makeDesk = (config: DeskConfig) =>
     }
     const digests = new Map<string, string>()
     const ledger = new Ledger(() => config.startingCash)
-    const placedAt: Array<number> = []
+    /** Placement times; those before `placedHead` are older than a minute (dropped in bulk, not one shift each). */
+    let placedAt: Array<number> = []
+    let placedHead = 0
     let counter = 0
     let halt: HaltState | undefined
     let risk: RiskRecord = { version: 0, updated_at: null, updated_by: null, rules: DEFAULT_RULES }
@@ -483,7 +485,11 @@ const makeDesk = (config: DeskConfig) =>
           return yield* refuse("kill_switch", `trading is halted (${halt.scope}): ${halt.reason}`)
         }
         const book = yield* bookOf(input.marketId)
-        while (placedAt.length > 0 && placedAt[0]! <= now - 60_000) placedAt.shift()
+        while (placedHead < placedAt.length && placedAt[placedHead]! <= now - 60_000) placedHead++
+        if (placedHead > 1024 && placedHead * 2 > placedAt.length) {
+          placedAt = placedAt.slice(placedHead)
+          placedHead = 0
+        }
         const openOrders = openCount.get(input.account) ?? 0
         const refusal = checkRisk(risk.rules, {
           side: input.side,
@@ -492,7 +498,7 @@ const makeDesk = (config: DeskConfig) =>
           mark: markOf(input.marketId, book).mark,
           openOrders,
           position: position.contracts,
-          ordersLastMinute: placedAt.length,
+          ordersLastMinute: placedAt.length - placedHead,
           pnlToday: risk.rules.daily_loss_limit === null ? F.ZERO : yield* pnlToday(input.account, now)
         })
         if (refusal !== undefined) return yield* refuse(refusal.rule, refusal.message)
