@@ -90,6 +90,11 @@ http.createServer((req, res) => {
 export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
   const home = mkdtempSync(join(tmpdir(), "crossbook-bench-home-"))
   const children: Array<ChildProcess> = []
+  // Also when this process ends before the finally below runs.
+  const killAll = () => {
+    for (const child of children) if (child.exitCode === null) child.kill("SIGTERM")
+  }
+  process.once("exit", killAll)
   try {
     const port = await freePort()
     const server = spawn(process.execPath, ["bin/crossbook.js", "serve", "--port", String(port)], {
@@ -136,6 +141,9 @@ export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
     const baseline = await load(bareUrl, {}, body, SECONDS)
     await load(`${base}/trading/orders`, auth, body, 3)
     const run = await load(`${base}/trading/orders`, auth, body, SECONDS)
+    if (run.non2xx + run.errors > 0) {
+      process.stderr.write(`bench: the server answered ${run.non2xx} non-2xx and ${run.errors} errors/timeouts\n`)
+    }
     return [
       {
         name: "server.orders_per_s",
@@ -146,8 +154,11 @@ export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
         target: ">= 5000 orders/s and >= 0.25 of the bare server",
         connections: CONNECTIONS,
         seconds: SECONDS,
+        p50_ms: run.p50,
+        p99_ms: run.p99,
         non_2xx: run.non2xx,
-        errors: run.errors
+        errors: run.non2xx + run.errors,
+        baseline_errors: baseline.non2xx + baseline.errors
       },
       {
         name: "server.latency_p50_ms",
@@ -165,7 +176,8 @@ export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
       }
     ]
   } finally {
-    for (const child of children) child.kill("SIGTERM")
+    killAll()
+    process.removeListener("exit", killAll)
     await new Promise((r) => setTimeout(r, 300))
     rmSync(home, { recursive: true, force: true })
   }

@@ -1,7 +1,7 @@
 /** Composition of the HTTP server: the API, its docs, the error mapping, on a Node listener. */
 import { type HttpApp, HttpApiBuilder, HttpApiScalar, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Exit, Layer } from "effect"
+import { Context, Effect, Exit, FiberRef, Layer, LogLevel } from "effect"
 import { performance } from "node:perf_hooks"
 import { createServer } from "node:http"
 import { Api } from "./Api.ts"
@@ -29,13 +29,17 @@ export const HttpAppLive = Layer.mergeAll(
 
 /**
  * The access log: a request that failed (status 400 and up) is logged at info with its method, path, status and time;
- * one that succeeded at debug only, so a busy trading client does not cost a console write per order.
+ * one that succeeded at debug only, so a busy trading client does not cost a console write per order. The debug line is
+ * not even built unless the minimum log level lets it through.
  */
 const accessLog = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  Effect.withFiberRuntime((fiber) => {
+    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
     const started = performance.now()
+    const debug = LogLevel.greaterThanEqual(LogLevel.Debug, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))
     return Effect.onExit(app, (exit) => {
       const status = Exit.isSuccess(exit) ? exit.value.status : 500
+      if (status < 400 && !debug) return Effect.void
       return (status >= 400 ? Effect.logInfo : Effect.logDebug)("Sent HTTP response").pipe(
         Effect.annotateLogs({
           "http.method": request.method,

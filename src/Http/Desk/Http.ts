@@ -80,7 +80,8 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
             Effect.provideService(Desk, desk),
             Effect.provideService(Engine, engine)
           )
-          return created ? renderOrder(order) : HttpServerResponse.unsafeJson(renderOrder(order), { status: 200 })
+          // renderOrder gives the wire form the Order schema would encode to, so it is sent as it is.
+          return HttpServerResponse.unsafeJson(renderOrder(order), { status: created ? 201 : 200 })
         })
       )
       .handle("listOrders", ({ urlParams }) =>
