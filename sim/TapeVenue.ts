@@ -37,13 +37,12 @@ interface OwnOrder {
 const MAX_TRADES = 1000
 
 export interface TapeVenue extends Venue {
-  /**
-   * Applies one tape event at its time; answers what it reported. Fills and order updates are published to
-   * subscribers; book updates are not (whoever applies the tape hands the engine the market's view itself).
-   */
-  readonly apply: (event: TapeEvent) => Effect.Effect<ReadonlyArray<VenueEvent>>
-  /** {@link apply} in two halves: the plain part, and publishing what it reported (a no-op for book updates). */
+  /** Applies one tape event at its time, in plain TypeScript; answers what it reported. */
   readonly applyNow: (event: TapeEvent) => ReadonlyArray<VenueEvent>
+  /**
+   * Publishes what an applied event reported to the subscribers: fills and order updates, not book updates (whoever
+   * applies the tape hands the engine the market's view itself).
+   */
   readonly publish: (reported: ReadonlyArray<VenueEvent>) => Effect.Effect<void>
   /** A market's best bid, best ask and last trade now (plain TypeScript, no copy of the book). */
   readonly view: (nativeId: string) => MarketView | undefined
@@ -248,12 +247,6 @@ export const makeTapeVenue = (header: TapeHeader) =>
       return own.length > 0 ? PubSub.publishAll(events, own) : Effect.void
     }
 
-    const apply = (event: TapeEvent) =>
-      Effect.suspend(() => {
-        const out = applyNow(event)
-        return Effect.as(publish(out), out)
-      })
-
     const answer = (o: OwnOrder, out: Array<VenueEvent>) =>
       Effect.as(out.length > 0 ? PubSub.publishAll(events, out) : Effect.void, { ...view(o), events: out })
 
@@ -381,7 +374,6 @@ export const makeTapeVenue = (header: TapeHeader) =>
           return id === undefined ? undefined : view(orders.get(id)!)
         }),
       subscribe: PubSub.subscribe(events),
-      apply,
       applyNow,
       publish,
       view: (nativeId) => {
