@@ -408,6 +408,23 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         yield* end(rt, "rejected", `child ${spec.child} was refused: ${error.message}`)
       })
 
+    /**
+     * Files the children a step asks for as `placing` before the state is written, so that one write holds them: a
+     * restart places again any that had not reached the venue (their client ids make that safe), and no child a core
+     * counts on is missing from its parent. Nothing after a `Finish` is filed.
+     */
+    const admit = (rt: Runtime, commands: ReadonlyArray<Command>) => {
+      if (rt.ending !== null || rt.done) return
+      for (const command of commands) {
+        if (command._tag === "Finish") return
+        if (command._tag !== "Place") continue
+        const key = String(command.spec.child)
+        if (rt.children[key] === undefined) {
+          rt.children[key] = { spec: command.spec, orderId: null, status: "placing", retries: 0 }
+        }
+      }
+    }
+
     const execute = (rt: Runtime, commands: ReadonlyArray<Command>): Effect.Effect<void> =>
       Effect.gen(function* () {
         for (const command of commands) {
@@ -419,12 +436,13 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
               }
               break
             case "Place": {
-              if (rt.ending !== null || rt.done) break
-              const key = String(command.spec.child)
-              if (rt.children[key] !== undefined) break
-              const child: ChildRecord = { spec: command.spec, orderId: null, status: "placing", retries: 0 }
-              rt.children[key] = child
-              yield* persist(rt)
+              // `admit` filed the child with the state written before the commands went out.
+              const child = rt.children[String(command.spec.child)]
+              if (child === undefined || child.spec !== command.spec) break
+              if (rt.ending !== null || rt.done) {
+                child.status = "done"
+                break
+              }
               yield* place(rt, child)
               break
             }
@@ -467,6 +485,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         const kind = kindOf(rt)
         const step = kind.core.step(rt.spec, rt.params, rt.state, input)
         rt.state = step.state
+        admit(rt, step.commands)
         rewatch(rt)
         yield* persist(rt)
         yield* execute(rt, step.commands)
@@ -786,6 +805,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         }
         parents.set(id, rt)
         rewatch(rt)
+        admit(rt, first.commands)
         yield* save(rt, "order.accepted", digest)
         // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
         const accepted = (yield* desk.get(id))!

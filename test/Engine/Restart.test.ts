@@ -123,3 +123,50 @@ describe("restart", () => {
     })
   )
 })
+
+describe("the write before the commands go out", () => {
+  it.effect("holds every child the core has sent, so a restart finds each one and can place it again", () =>
+    Effect.gen(function* () {
+      // At every write of a parent's state, each child its core has numbered must be among the parent's children.
+      const missing: Array<string> = []
+      let checked = 0
+      const store = Layer.effect(
+        OrderStore,
+        Effect.map(OrderStore, (inner) => ({
+          ...inner,
+          putParent: (parent: Parameters<typeof inner.putParent>[0]) =>
+            Effect.zipRight(
+              Effect.sync(() => {
+                const rt = JSON.parse(JSON.stringify(parent.state)) as {
+                  state: { nextChild?: number; fired?: boolean }
+                  children: Record<string, unknown>
+                }
+                const sent = typeof rt.state.nextChild === "number" ? rt.state.nextChild - 1 : rt.state.fired ? 1 : 0
+                for (let n = 1; n <= sent; n++) {
+                  checked += 1
+                  if (rt.children[String(n)] === undefined) missing.push(`${parent.id}-${n}`)
+                }
+              }),
+              inner.putParent(parent)
+            )
+        }))
+      ).pipe(Layer.provide(OrderStore.layerSql.pipe(Layer.provide(engineDatabase(":memory:")))))
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        Layer.provideMerge(Engine.layer(REGISTRY), deskServices({ seed: 11, store, auth: authLayer(":memory:") })),
+        scope
+      )
+      const engine = Context.get(context, Engine)
+      const sim = Context.get(context, VenueGateway).venue("sim")!
+      const market = (yield* sim.markets).find((m) => m.status === "open")!
+      const book = yield* sim.book(market.nativeId)
+      const bid = Math.round(book.bids[0]!.price / 10_000)
+      const ask = Math.round(book.asks[0]!.price / 10_000)
+      for (const input of parentsFor(`sim:${market.nativeId}`, bid, ask)) yield* engine.create(input, "test")
+      yield* run(40)
+      yield* Scope.close(scope, Exit.void)
+      assert.isAbove(checked, 100)
+      assert.deepStrictEqual(missing, [])
+    }).pipe(Effect.provide(TestContext.TestContext))
+  )
+})
