@@ -216,6 +216,197 @@ export const parseTapeLine = (line: string, lineNumber?: number): TapeHeader | T
   return decoded.right
 }
 
+const POW10 = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]
+
+/**
+ * Event lines written exactly as {@link formatTapeLine} writes them (snapshot, change, trade, quote: keys in order, no
+ * spaces, no escapes, a `ts` of at most 15 digits, a market id of the header free of quotes, backslashes and control
+ * characters), read character by character without `JSON.parse`. The JSON of such a line holds just these keys with
+ * these values, so checking the values here checks what the schema checks. Any other line answers undefined and goes
+ * on to {@link makeFastLine}.
+ */
+const makeCanonicalLine = (markets: ReadonlySet<string>) => {
+  const ids = new Map<string, string>()
+  for (const id of markets) {
+    let plain = true
+    for (let i = 0; i < id.length; i++) {
+      const c = id.charCodeAt(i)
+      if (c < 0x20 || c === 0x22 || c === 0x5c) plain = false
+    }
+    if (plain) ids.set(id, id)
+  }
+  let line = ""
+  let pos = 0
+  /** Where the last decimal's digits began. */
+  let from = 0
+  // slice and === beat startsWith and a charCodeAt loop here (on the sliced strings that split gives).
+  const lit = (s: string): boolean => {
+    if (line.slice(pos, pos + s.length) !== s) return false
+    pos += s.length
+    return true
+  }
+  /** A JSON integer of 1 to 15 digits (no sign, no leading zero): exactly what JSON.parse reads; else -1. */
+  const int = (): number => {
+    const start = pos
+    let c = line.charCodeAt(pos) - 48
+    if (!(c >= 0 && c <= 9)) return -1
+    let v = c
+    pos += 1
+    if (c === 0) return v
+    for (;;) {
+      c = line.charCodeAt(pos) - 48
+      if (!(c >= 0 && c <= 9)) break
+      v = v * 10 + c
+      pos += 1
+      if (pos - start > 15) return -1
+    }
+    return v
+  }
+  /**
+   * A canonical decimal and its closing quote, from `pos` (just after the opening quote): digits without a leading
+   * zero, then at most six places not ending in zero, making a safe integer of millionths — what `canonical` accepts.
+   * Answers its Fixed value (the text is `line.slice(from, pos - 1)`), else -1.
+   */
+  const decimal = (): number => {
+    from = pos
+    let c = line.charCodeAt(pos) - 48
+    if (!(c >= 0 && c <= 9)) return -1
+    let whole = c
+    pos += 1
+    if (c !== 0) {
+      for (;;) {
+        c = line.charCodeAt(pos) - 48
+        if (!(c >= 0 && c <= 9)) break
+        whole = whole * 10 + c
+        pos += 1
+        if (pos - from > 15) return -1
+      }
+    }
+    let frac = 0
+    let code = line.charCodeAt(pos)
+    if (code === 46) {
+      pos += 1
+      const fracStart = pos
+      let last = 0
+      for (;;) {
+        c = line.charCodeAt(pos) - 48
+        if (!(c >= 0 && c <= 9)) break
+        frac = frac * 10 + c
+        last = c
+        pos += 1
+        if (pos - fracStart > 6) return -1
+      }
+      const places = pos - fracStart
+      if (places === 0 || last === 0) return -1
+      frac *= POW10[6 - places]!
+      code = line.charCodeAt(pos)
+    }
+    if (code !== 34) return -1
+    pos += 1
+    const v = whole * F.SCALE + frac
+    return Number.isSafeInteger(v) ? v : -1
+  }
+  const price = (): number => {
+    const v = decimal()
+    return v > 0 && v < F.SCALE ? v : -1
+  }
+  const text = (): string => line.slice(from, pos - 1)
+  /** A header market id and its closing quote, from just after the opening quote; else undefined. */
+  const market = (): string | undefined => {
+    const end = line.indexOf('"', pos)
+    if (end < 0) return undefined
+    const id = ids.get(line.slice(pos, end))
+    pos = end + 1
+    return id
+  }
+  const levels = (falling: boolean): Array<readonly [string, string]> | undefined => {
+    if (!lit("[")) return undefined
+    const out: Array<readonly [string, string]> = []
+    if (lit("]")) return out
+    let last = -1
+    for (;;) {
+      if (!lit('["')) return undefined
+      const p = price()
+      if (p < 0 || (last >= 0 && (falling ? p >= last : p <= last))) return undefined
+      const pt = text()
+      if (!lit(',"') || decimal() <= 0) return undefined
+      out.push([pt, text()])
+      if (!lit("]")) return undefined
+      last = p
+      if (lit("]")) return out
+      if (!lit(",")) return undefined
+    }
+  }
+  const nullOrPrice = (): string | null | undefined => {
+    if (lit("null")) return null
+    if (!lit('"') || price() < 0) return undefined
+    return text()
+  }
+  const end = (): boolean => lit("}") && pos === line.length
+
+  return (input: string): TapeEvent | undefined => {
+    line = input
+    pos = 0
+    if (!lit('{"type":"')) return undefined
+    switch (line.charCodeAt(pos)) {
+      case 99: {
+        if (!lit('change","ts":')) return undefined
+        const ts = int()
+        if (ts < 0 || !lit(',"market":"')) return undefined
+        const m = market()
+        if (m === undefined || !lit(',"side":"')) return undefined
+        const side = lit('bid"') ? "bid" : lit('ask"') ? "ask" : undefined
+        if (side === undefined || !lit(',"price":"') || price() < 0) return undefined
+        const p = text()
+        if (!lit(',"size":"') || decimal() < 0) return undefined
+        const size = text()
+        if (!end()) return undefined
+        return { type: "change", ts, market: m, side, price: p, size }
+      }
+      case 116: {
+        if (!lit('trade","ts":')) return undefined
+        const ts = int()
+        if (ts < 0 || !lit(',"market":"')) return undefined
+        const m = market()
+        if (m === undefined || !lit(',"price":"') || price() < 0) return undefined
+        const p = text()
+        if (!lit(',"amount":"') || decimal() <= 0) return undefined
+        const amount = text()
+        if (!lit(',"taker_side":"')) return undefined
+        const taker = lit('buy"') ? "buy" : lit('sell"') ? "sell" : undefined
+        if (taker === undefined || !end()) return undefined
+        return { type: "trade", ts, market: m, price: p, amount, taker_side: taker }
+      }
+      case 115: {
+        if (!lit('snapshot","ts":')) return undefined
+        const ts = int()
+        if (ts < 0 || !lit(',"market":"')) return undefined
+        const m = market()
+        if (m === undefined || !lit(',"bids":')) return undefined
+        const bids = levels(true)
+        if (bids === undefined || !lit(',"asks":')) return undefined
+        const asks = levels(false)
+        if (asks === undefined || !end()) return undefined
+        return { type: "snapshot", ts, market: m, bids, asks }
+      }
+      case 113: {
+        if (!lit('quote","ts":')) return undefined
+        const ts = int()
+        if (ts < 0 || !lit(',"market":"')) return undefined
+        const m = market()
+        if (m === undefined || !lit(',"best_bid":')) return undefined
+        const bid = nullOrPrice()
+        if (bid === undefined || !lit(',"best_ask":')) return undefined
+        const ask = nullOrPrice()
+        if (ask === undefined || !end()) return undefined
+        return { type: "quote", ts, market: m, best_bid: bid, best_ask: ask }
+      }
+      default:
+        return undefined
+    }
+  }
+}
+
 /**
  * The common event lines (snapshot, change, trade) checked by hand for exactly what the schema checks, on a market of
  * the header; undefined sends the line through {@link parseTapeLine}, which accepts it or says what is wrong. It never
@@ -318,6 +509,7 @@ const parseTapeWith = (text: string, fast: boolean): { header: TapeHeader; event
   if (first.type !== "header") throw new Error("tape line 1: expected the header")
   const header = first
   const markets = new Set(header.markets.map((m) => m.id))
+  const canonicalLine = fast ? makeCanonicalLine(markets) : () => undefined
   const fastLine = fast ? makeFastLine(markets) : () => undefined
   const events: Array<TapeEvent> = []
   let lastTs = -1
@@ -325,7 +517,7 @@ const parseTapeWith = (text: string, fast: boolean): { header: TapeHeader; event
     const n = i + 1
     let line = lines[i]!
     if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1)
-    const x = fastLine(line) ?? parseTapeLine(line, n)
+    const x = canonicalLine(line) ?? fastLine(line) ?? parseTapeLine(line, n)
     if (x.type === "header") throw new Error(`tape line ${n}: a second header`)
     if (!markets.has(x.market)) throw new Error(`tape line ${n}: market ${x.market} is not in the header`)
     if (x.ts < lastTs) throw new Error(`tape line ${n}: ts ${x.ts} is before the previous line's ${lastTs}`)
