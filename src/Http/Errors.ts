@@ -2,6 +2,7 @@
 import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
+import { redact } from "./Redact.ts"
 import type { VenueError } from "../Services/VenueGateway.ts"
 
 /** The contract's answer to a venue's refusal or failure. */
@@ -90,14 +91,17 @@ export const toApiError = (cause: Cause.Cause<unknown>, method: string): Effect.
     if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(fromDecodeError(method, error))
     if (HttpServerError.isServerError(error)) {
       if (error._tag === "RouteNotFound") {
-        return Effect.succeed(ApiError.notFound(`no route ${method} ${error.request.url}`))
+        return Effect.succeed(ApiError.notFound(`no route ${method} ${redact(error.request.url)}`))
       }
       if (error._tag === "RequestError" && error.reason === "Decode") {
         return Effect.succeed(ApiError.validation([{ field: "body", message: "the body is not valid JSON" }]))
       }
     }
   }
-  return Effect.logError("request failed", cause).pipe(Effect.as(ApiError.internal()))
+  // The cause may quote the request (its URL, its headers): it is logged as text with every secret masked.
+  return Effect.logError("request failed", redact(Cause.pretty(cause, { renderErrorCause: true }))).pipe(
+    Effect.as(ApiError.internal())
+  )
 }
 
 /** The global middleware: any failure of any route becomes the contract's error body. */

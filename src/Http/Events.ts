@@ -7,7 +7,7 @@ import type { JournalEvent } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { Journal } from "../Trading/Journal.ts"
 import { respond } from "./Errors.ts"
-import { bearerToken } from "./Security.ts"
+import { requestToken } from "./Security.ts"
 
 /** How many live events may wait for a slow reader before its socket is closed with 4408. */
 export class EventsQueueCapacity extends Context.Reference<EventsQueueCapacity>()("crossbook/EventsQueueCapacity", {
@@ -47,7 +47,7 @@ export const EventsRoute = HttpApiBuilder.Router.use((router) =>
             .filter((k) => k.length > 0)
         )
         const key = url.searchParams.get("key")
-        const token = key !== null && key !== "" ? key : bearerToken(request.headers["authorization"])
+        const token = key !== null && key !== "" ? key : requestToken(request.headers)
         const principal = yield* Effect.either(
           typeof token === "string" ? auth.authenticate(token) : Effect.fail(token)
         )

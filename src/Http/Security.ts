@@ -12,12 +12,18 @@ export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("cross
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
-const BEARER = /^Bearer[ ]+(\S+)\s*$/
+const BEARER = /^Bearer[ ]+(\S+)\s*$/i
 
-/** The token of a request: the `Authorization: Bearer` header (checked here: the platform does not check the scheme). */
-export const bearerToken = (header: string | undefined): string | ApiError => {
+/**
+ * The token of a request: `Authorization: Bearer <token>` (the scheme is checked here: the platform does not), or
+ * `X-API-Key: <token>`, which clients written for key-header APIs send.
+ */
+export const requestToken = (headers: Readonly<Record<string, string | undefined>>): string | ApiError => {
+  const header = headers["authorization"]
+  const apiKey = headers["x-api-key"]?.trim()
   if (header === undefined || header.trim() === "") {
-    return ApiError.unauthorized("missing access token: send 'Authorization: Bearer <token>'")
+    if (apiKey !== undefined && apiKey !== "") return apiKey
+    return ApiError.unauthorized("missing access token: send 'Authorization: Bearer <token>' or 'X-API-Key: <token>'")
   }
   const m = BEARER.exec(header)
   if (m === null) return ApiError.unauthorized("the Authorization header must be 'Bearer <token>'")
@@ -30,7 +36,7 @@ export const AuthorizationLive = Layer.effect(
     bearer: () =>
       Effect.contextWithEffect((context: Context.Context<never>) => {
         const request = Context.unsafeGet(context as Context.Context<any>, HttpServerRequest.HttpServerRequest)
-        const token = bearerToken(request.headers["authorization"])
+        const token = requestToken(request.headers)
         return typeof token === "string" ? auth.authenticate(token) : Effect.fail(token)
       })
   }))

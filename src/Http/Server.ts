@@ -9,6 +9,7 @@ import { ErrorMiddleware } from "./Errors.ts"
 import { EventsRoute } from "./Events.ts"
 import { DeskLive } from "./Desk/Http.ts"
 import { MetaLive } from "./Meta/Http.ts"
+import { redact } from "./Redact.ts"
 import { AuthorizationLive } from "./Security.ts"
 import { TradingLive } from "./Trading/Http.ts"
 import { VenuesLive } from "./Venues/Http.ts"
@@ -30,7 +31,7 @@ export const HttpAppLive = Layer.mergeAll(
 /**
  * The access log: a request that failed (status 400 and up) is logged at info with its method, path, status and time;
  * one that succeeded at debug only, so a busy trading client does not cost a console write per order. The debug line is
- * not even built unless the minimum log level lets it through.
+ * not even built unless the minimum log level lets it through. Secrets in the URL (`?key=`) are masked.
  */
 const accessLog = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.withFiberRuntime((fiber) => {
@@ -43,7 +44,7 @@ const accessLog = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
       return (status >= 400 ? Effect.logInfo : Effect.logDebug)("Sent HTTP response").pipe(
         Effect.annotateLogs({
           "http.method": request.method,
-          "http.url": request.url,
+          "http.url": redact(request.url),
           "http.status": status,
           "http.ms": Math.round((performance.now() - started) * 10) / 10
         })

@@ -56,6 +56,25 @@ describe("access tokens", () => {
       })
     )
 
+    it.effect("the token is also taken from X-API-Key; Authorization wins when both are sent", () =>
+      Effect.gen(function* () {
+        const owner = yield* OwnerToken
+        const client = yield* HttpClient.HttpClient
+        const send = (headers: Record<string, string>) =>
+          Effect.flatMap(
+            client.execute(HttpClientRequest.get("/trading/me").pipe(HttpClientRequest.setHeaders(headers))),
+            (r) => Effect.map(r.json, (body: any) => ({ status: r.status, body }))
+          ).pipe(Effect.scoped)
+        const byKey = yield* send({ "x-api-key": owner })
+        assert.strictEqual(byKey.status, 200)
+        assert.strictEqual(byKey.body.name, "owner")
+        assert.strictEqual((yield* send({ "X-API-Key": `  ${owner} ` })).status, 200)
+        assert.strictEqual((yield* send({ "x-api-key": newToken().token })).body.error.code, "unauthorized")
+        const both = yield* send({ authorization: "Bearer not-a-token", "x-api-key": owner })
+        assert.strictEqual(both.status, 401)
+      })
+    )
+
     it.effect("GET /trading/me names the user, the token and its permissions per account", () =>
       Effect.gen(function* () {
         const owner = yield* OwnerToken
