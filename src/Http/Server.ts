@@ -3,8 +3,11 @@ import { type HttpApp, HttpApiBuilder, HttpApiScalar, HttpServer, HttpServerRequ
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, FiberRef, Layer, LogLevel } from "effect"
 import { performance } from "node:perf_hooks"
-import { createServer } from "node:http"
+import { createServer, type Server, STATUS_CODES } from "node:http"
+import type { Duplex } from "node:stream"
 import { Api } from "./Api.ts"
+import { ApiError } from "../Domain/Errors.ts"
+import { bodyGuard, MAX_HEADER_BYTES } from "./BodyGuard.ts"
 import { ErrorMiddleware } from "./Errors.ts"
 import { EventsRoute } from "./Events.ts"
 import { DeskLive } from "./Desk/Http.ts"
@@ -53,7 +56,55 @@ const accessLog = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   })
 
 /** The HTTP app served on whatever `HttpServer` is provided (a real port, or a test server). */
-export const HttpServeLive = HttpApiBuilder.serve(accessLog).pipe(Layer.provide(HttpAppLive))
+export const HttpServeLive = HttpApiBuilder.serve((app) => accessLog(bodyGuard(app))).pipe(Layer.provide(HttpAppLive))
+
+/** The error body of a request Node's parser refused before the app saw it. */
+const parserRefusal = (code: string | undefined): ApiError => {
+  const refuse = (status: number, message: string, field: string, retryable = false) =>
+    new ApiError({
+      status,
+      code: "validation_error",
+      message,
+      details: { venue: null, retryable, errors: [{ field, message }] }
+    })
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return refuse(431, `the request line and headers are larger than ${MAX_HEADER_BYTES} bytes`, "headers")
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+    case "ERR_HTTP_HEADERS_TIMEOUT":
+      return refuse(408, "the request did not arrive in time", "request", true)
+    default:
+      return refuse(400, `malformed HTTP request (${code ?? "parse error"})`, "request")
+  }
+}
+
+/**
+ * Node's parser answers a request it cannot parse (a bad request line, headers past the limit) by itself, with an
+ * empty body; this writes the error body instead, then closes the connection.
+ */
+export const onClientError = (error: Error & { readonly code?: string }, socket: Duplex): void => {
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy()
+    return
+  }
+  const refusal = parserRefusal(error.code)
+  const body = JSON.stringify(refusal.body)
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? "Error"}\r\n` +
+      "content-type: application/json\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      "connection: close\r\n\r\n" +
+      body
+  )
+}
+
+/** Node's HTTP server with the header limit and the parser's refusals in the error body. */
+export const makeNodeServer = (): Server => {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES })
+  server.on("clientError", onClientError)
+  return server
+}
 
 export interface ListenOptions {
   readonly host: string
@@ -63,5 +114,5 @@ export interface ListenOptions {
 export const listen = (options: ListenOptions) =>
   HttpServeLive.pipe(
     HttpServer.withLogAddress,
-    Layer.provide(NodeHttpServer.layer(createServer, { host: options.host, port: options.port }))
+    Layer.provide(NodeHttpServer.layer(makeNodeServer, { host: options.host, port: options.port }))
   )

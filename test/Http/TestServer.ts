@@ -1,9 +1,10 @@
 /** A test server on a random loopback port with the sim venue (fixed seed) and an in-memory store. */
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpClient, HttpClientRequest, type HttpClientResponse, HttpServer } from "@effect/platform"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
+import { connect } from "node:net"
 import { authLayer, serverServices } from "../../src/Cli.ts"
-import { HttpServeLive } from "../../src/Http/Server.ts"
+import { HttpServeLive, makeNodeServer } from "../../src/Http/Server.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
@@ -51,11 +52,18 @@ export const testServices = (files: TestOptions = {}) =>
     auth: authLayer(files.control ?? ":memory:")
   })
 
+/** Node's server as `serve` makes it (header limit, parser refusals in the error body), on a random port, with a client. */
+export const NodeTestServer = HttpServer.layerTestClient.pipe(
+  Layer.provide(NodeHttpClient.layerWithoutAgent),
+  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+  Layer.provideMerge(NodeHttpServer.layer(makeNodeServer, { port: 0 }))
+)
+
 export const testServer = (files: TestOptions = {}) =>
   HttpServeLive.pipe(
     Layer.provideMerge(ownerLive(files.owner)),
     Layer.provideMerge(testServices(files)),
-    Layer.provideMerge(NodeHttpServer.layerTest)
+    Layer.provideMerge(NodeTestServer)
   )
 
 export const TestServerLive = testServer()
@@ -94,3 +102,74 @@ export const request = (
   }).pipe(Effect.scoped)
 
 export const get = (path: string) => request("GET", path)
+
+/** The port the test server listens on. */
+export const serverPort = Effect.map(HttpServer.HttpServer, (server) => (server.address as HttpServer.TcpAddress).port)
+
+export interface RawExchange {
+  readonly status: number
+  readonly head: string
+  readonly body: any
+  readonly text: string
+  /** Whether the server answered before the whole request was sent. */
+  readonly early: boolean
+}
+
+/**
+ * Writes bytes straight to a socket (a request no HTTP client would send) and reads the one answer. `parts` are
+ * written in turn while the server has not answered; the answer is read up to its Content-Length or the close.
+ */
+export const rawExchange = (parts: ReadonlyArray<string | Buffer>, timeoutMs = 5000) =>
+  Effect.flatMap(serverPort, (port) =>
+    Effect.async<RawExchange, Error>((resume) => {
+      const socket = connect({ host: "127.0.0.1", port })
+      let received = Buffer.alloc(0)
+      let sent = 0
+      let done = false
+      const finish = (result: RawExchange | Error) => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        socket.destroy()
+        resume(result instanceof Error ? Effect.fail(result) : Effect.succeed(result))
+      }
+      const parse = (final: boolean) => {
+        const text = received.toString("utf8")
+        const end = text.indexOf("\r\n\r\n")
+        if (end < 0)
+          return final ? finish(new Error(`no complete answer: ${JSON.stringify(text.slice(0, 200))}`)) : undefined
+        const head = text.slice(0, end)
+        const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
+        const bodyText = text.slice(end + 4)
+        if (!final && (length === null || Buffer.byteLength(bodyText) < Number(length[1]))) return undefined
+        let body: unknown = undefined
+        try {
+          body = JSON.parse(bodyText)
+        } catch {
+          body = undefined
+        }
+        finish({
+          status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0),
+          head,
+          body,
+          text: bodyText,
+          early: sent < parts.length
+        })
+      }
+      const timer = setTimeout(() => parse(true), timeoutMs)
+      socket.on("data", (chunk) => {
+        received = Buffer.concat([received, chunk])
+        parse(false)
+      })
+      socket.on("close", () => parse(true))
+      socket.on("error", () => parse(true))
+      const writeNext = () => {
+        while (!done && sent < parts.length) {
+          const ok = socket.write(parts[sent++]!)
+          if (!ok) return void socket.once("drain", writeNext)
+        }
+      }
+      socket.on("connect", writeNext)
+      return Effect.sync(() => socket.destroy())
+    })
+  )
