@@ -73,10 +73,18 @@ export const respond = (error: ApiError): HttpServerResponse.HttpServerResponse 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"])
 
 const fromDecodeError = (method: string, error: HttpApiError.HttpApiDecodeError): ApiError => {
-  const errors = error.issues.map((issue) => ({
-    field: issue.path.map(String).join(".") || "body",
-    message: issue.message
-  }))
+  const errors = error.issues.map((issue) => {
+    const field = issue.path.map(String).join(".") || "body"
+    // An unknown key: say so plainly, with the keys the body does take.
+    const expected = issue._tag === "Unexpected" ? /expected: (.*)$/.exec(issue.message)?.[1] : undefined
+    return {
+      field,
+      message:
+        issue._tag === "Unexpected"
+          ? `unknown field '${field}'${expected === undefined ? "" : `; known fields: ${expected.replace(/"/g, "").split(" | ").join(", ")}`}`
+          : issue.message
+    }
+  })
   return BODY_METHODS.has(method) ? ApiError.validation(errors, undefined, 422) : ApiError.validation(errors)
 }
 

@@ -10,7 +10,7 @@ describe("restart", () => {
   const files = { control: join(dir, "control.db"), engine: join(dir, "engine.db") }
   const snapshot = (token: string) =>
     Effect.gen(function* () {
-      const orders = (yield* request("GET", "/trading/orders", { token })).body
+      const orders = (yield* request("GET", "/trading/orders?status=all", { token })).body
       const fills = (yield* request("GET", "/trading/fills", { token })).body
       const positions = (yield* request("GET", "/trading/positions", { token })).body
       const balances = (yield* request("GET", "/trading/balances", { token })).body

@@ -20,7 +20,7 @@ const placeTwice = (clientOrderId: string) =>
     }
     const first = yield* request("POST", "/trading/orders", { token, json: body })
     const retry = yield* request("POST", "/trading/orders", { token, json: body })
-    const orders = (yield* request("GET", "/trading/orders", { token })).body.data
+    const orders = (yield* request("GET", "/trading/orders?status=all", { token })).body.data
     const onVenue = (yield* exchange).openOrders()
     return { first, retry, orders, onVenue }
   })

@@ -5,7 +5,7 @@ import { ApiErrorWire } from "../../Domain/Errors.ts"
 import { COMPLEX_TYPES, PLAIN_TYPES, STATUSES } from "../../Domain/Order.ts"
 import { RiskRules } from "../../Trading/Risk.ts"
 import { Authorization } from "../Security.ts"
-import { DecimalString, Millis, Page, PageParams } from "../Schemas.ts"
+import { AccountInput, DecimalString, Millis, Page, PageParams, strict, Tags, Text } from "../Schemas.ts"
 
 const Side = Schema.Literal("buy", "sell")
 const TimeInForce = Schema.Literal("gtc", "gtd", "ioc", "fok")
@@ -47,7 +47,7 @@ export const OrderRecord = Schema.Struct({
 }).annotations({ identifier: "Order" })
 
 export const PlaceOrder = Schema.Struct({
-  market_id: Schema.String.annotations({ description: "`<venue>:<native_id>`" }),
+  market_id: Text(200).annotations({ description: "`<venue>:<native_id>`" }),
   side: Side,
   amount: DecimalString,
   type: Schema.Literal(...PLAIN_TYPES, ...COMPLEX_TYPES),
@@ -60,13 +60,13 @@ export const PlaceOrder = Schema.Struct({
   post_only: Schema.optional(Schema.Boolean),
   reduce_only: Schema.optional(Schema.Boolean),
   client_order_id: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))),
-  account: Schema.optional(Account),
-  book: Schema.optional(Schema.String),
-  trader: Schema.optional(Schema.String),
-  tags: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  notes: Schema.optional(Schema.String),
-  params: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-}).annotations({ identifier: "PlaceOrder" })
+  account: Schema.optional(AccountInput),
+  book: Schema.optional(Text(128)),
+  trader: Schema.optional(Text(128)),
+  tags: Schema.optional(Tags),
+  notes: Schema.optional(Text(2000)),
+  params: Schema.optional(Schema.Record({ key: Text(64), value: Schema.Unknown }))
+}).annotations({ identifier: "PlaceOrder", ...strict })
 
 export const FillRecord = Schema.Struct({
   id: Schema.String,
@@ -161,7 +161,13 @@ export const DeskApi = HttpApiGroup.make("desk")
     HttpApiEndpoint.get("listOrders", "/orders")
       .setUrlParams(
         Schema.Struct({
-          status: Schema.optional(Schema.String.annotations({ description: "Comma list of statuses" })),
+          status: Schema.optional(
+            Text(200).annotations({
+              description:
+                "Comma list of statuses, or `all`. Default: the live orders (not closed, canceled, rejected or " +
+                "expired); with `parent_id`, every child of that parent"
+            })
+          ),
           venue: Schema.optional(Schema.String),
           market_id: Schema.optional(Schema.String),
           parent_id: Schema.optional(Schema.String),
@@ -190,7 +196,7 @@ export const DeskApi = HttpApiGroup.make("desk")
           price: Schema.optional(DecimalString),
           amount: Schema.optional(DecimalString),
           expires_at: Schema.optional(Millis)
-        })
+        }).annotations(strict)
       )
       .addSuccess(OrderRecord)
       .addError(ApiErrorWire, { status: 404 })
@@ -266,10 +272,10 @@ export const DeskApi = HttpApiGroup.make("desk")
       .setUrlParams(Schema.Struct(AccountParam))
       .setPayload(
         Schema.Struct({
-          values: Schema.Record({ key: Schema.String, value: Schema.NullOr(DecimalString) }).annotations({
+          values: Schema.Record({ key: Text(200), value: Schema.NullOr(DecimalString) }).annotations({
             description: "market_id → fair value; null removes it"
           })
-        })
+        }).annotations(strict)
       )
       .addSuccess(FairValues)
       .annotate(OpenApi.Description, needs("trade"))
@@ -283,7 +289,7 @@ export const DeskApi = HttpApiGroup.make("desk")
   .add(
     HttpApiEndpoint.put("putRisk", "/risk")
       .setUrlParams(Schema.Struct(AccountParam))
-      .setPayload(RiskRules)
+      .setPayload(RiskRules.annotations(strict))
       .addSuccess(RiskRecord)
       .annotate(OpenApi.Description, needs("manage_credentials") + " Replaces every rule; the version goes up by one.")
   )
@@ -292,10 +298,10 @@ export const DeskApi = HttpApiGroup.make("desk")
       .setUrlParams(Schema.Struct(AccountParam))
       .setPayload(
         Schema.Struct({
-          reason: Schema.String.pipe(Schema.minLength(1)),
-          scope: Schema.optionalWith(Schema.String, { default: () => "*" }),
+          reason: Text(500).pipe(Schema.minLength(1)),
+          scope: Schema.optionalWith(Text(100), { default: () => "*" }),
           policy: Schema.optionalWith(Schema.Literal("cancel", "hold"), { default: () => "hold" as const })
-        })
+        }).annotations(strict)
       )
       .addSuccess(HaltRecord)
       .annotate(OpenApi.Description, needs("trade") + " `cancel` pulls resting orders in scope; `hold` leaves them.")

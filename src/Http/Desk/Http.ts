@@ -87,11 +87,22 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle("listOrders", ({ urlParams }) =>
         Effect.gen(function* () {
           const accounts = yield* scope("view", urlParams.account)
-          const statuses = urlParams.status?.split(",").map((s) => s.trim())
-          const unknown = statuses?.find((s) => !(STATUSES as ReadonlyArray<string>).includes(s))
+          const given = urlParams.status?.split(",").map((s) => s.trim())
+          const unknown = given?.find((s) => s !== "all" && !(STATUSES as ReadonlyArray<string>).includes(s))
           if (unknown !== undefined) {
-            return yield* Effect.fail(ApiError.field("status", `'${unknown}' is not one of ${STATUSES.join(", ")}`))
+            return yield* Effect.fail(
+              ApiError.field("status", `'${unknown}' is not 'all' or one of ${STATUSES.join(", ")}`)
+            )
           }
+          // By default the live orders, as trading APIs list them; `status=all` and a `parent_id` list every one.
+          const statuses =
+            given === undefined
+              ? urlParams.parent_id === undefined
+                ? LIVE_STATUSES
+                : undefined
+              : given.includes("all")
+                ? undefined
+                : given
           const filters = {
             status: statuses,
             venue: urlParams.venue,
@@ -286,6 +297,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       )
   })
 )
+
+/** The statuses of an order that is not done: what `GET /trading/orders` lists when no status is asked for. */
+export const LIVE_STATUSES: ReadonlyArray<OrderStatus> = STATUSES.filter((s) => !TERMINAL.has(s))
 
 const renderFairValues = (values: Record<string, { value: F.Fixed; updated_at: number }>) => ({
   values: Object.fromEntries(

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { ApiErrorWire } from "../../Domain/Errors.ts"
 import { PERMISSIONS } from "../../Services/Auth.ts"
 import { Authorization } from "../Security.ts"
-import { Millis, Page, PageParams } from "../Schemas.ts"
+import { AccountInput, Millis, Page, PageParams, strict, Text } from "../Schemas.ts"
 
 const Permission = Schema.Literal(...PERMISSIONS)
 const Account = Schema.String.annotations({ description: "`<venue>:<name>` or `*`" })
@@ -58,11 +58,17 @@ export const GrantRecord = Schema.Struct({
   created_at: Millis
 }).annotations({ identifier: "Grant" })
 
-const GrantBody = Schema.Struct({
-  user: Schema.String.pipe(Schema.minLength(1)),
+const GrantParams = Schema.Struct({
+  user: Text(100).pipe(Schema.minLength(1)),
   account: Account,
   permission: Permission
 })
+
+const GrantBody = Schema.Struct({
+  user: Text(100).pipe(Schema.minLength(1)),
+  account: AccountInput,
+  permission: Permission
+}).annotations(strict)
 
 export const AuditRecord = Schema.Struct({
   id: Schema.Int,
@@ -95,11 +101,11 @@ export const TradingApi = HttpApiGroup.make("trading")
     HttpApiEndpoint.post("issueKey", "/keys")
       .setPayload(
         Schema.Struct({
-          user: Schema.optional(Schema.String.pipe(Schema.minLength(1))).annotations({
+          user: Schema.optional(Text(100).pipe(Schema.minLength(1))).annotations({
             description: "User the token speaks for; default the caller's own"
           }),
           name: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)))
-        })
+        }).annotations(strict)
       )
       .addSuccess(IssuedToken, { status: 201 })
       .addError(ApiErrorWire, { status: 404 })
@@ -133,7 +139,7 @@ export const TradingApi = HttpApiGroup.make("trading")
   )
   .add(
     HttpApiEndpoint.del("removeGrant", "/grants")
-      .setUrlParams(GrantBody)
+      .setUrlParams(GrantParams)
       .addSuccess(GrantRecord)
       .addError(ApiErrorWire, { status: 404 })
       .annotate(OpenApi.Description, needs("manage_members", "the grant's account"))
