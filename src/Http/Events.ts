@@ -25,6 +25,37 @@ export const kindMatcher = (kinds: ReadonlyArray<string>) => (kind: string) =>
 const frame = (e: JournalEvent) =>
   JSON.stringify({ seq: e.seq, ts: e.ts, kind: e.kind, key: e.key, payload: e.payload })
 
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/**
+ * What the WebSocket library would refuse with a plain-text answer, refused here first with the error body: a request
+ * that is not an upgrade, or an upgrade with a bad key, version or subprotocol list.
+ */
+export const badHandshake = (
+  method: string,
+  headers: Readonly<Record<string, string | undefined>>
+): ApiError | undefined => {
+  const refuse = (field: string, message: string) =>
+    ApiError.validation([{ field, message }], `this route is a WebSocket: ${message}`)
+  if (method !== "GET") return refuse("method", "open it with GET and an upgrade to websocket")
+  if (headers["upgrade"]?.trim().toLowerCase() !== "websocket") {
+    return refuse("upgrade", "send 'Upgrade: websocket' and 'Connection: Upgrade'")
+  }
+  if (!/^[+/0-9A-Za-z]{22}==$/.test(headers["sec-websocket-key"] ?? "")) {
+    return refuse("sec-websocket-key", "Sec-WebSocket-Key must be 16 random bytes in base64")
+  }
+  const version = headers["sec-websocket-version"]?.trim()
+  if (version !== "13" && version !== "8") return refuse("sec-websocket-version", "Sec-WebSocket-Version must be 13")
+  const protocols = headers["sec-websocket-protocol"]
+  if (protocols !== undefined) {
+    const names = protocols.split(",").map((p) => p.trim())
+    if (names.some((p) => !TOKEN.test(p)) || new Set(names).size !== names.length) {
+      return refuse("sec-websocket-protocol", "Sec-WebSocket-Protocol must be a comma list of distinct tokens")
+    }
+  }
+  return undefined
+}
+
 export const EventsRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function* () {
     const auth = yield* Auth
@@ -35,6 +66,8 @@ export const EventsRoute = HttpApiBuilder.Router.use((router) =>
       "/trading/ws/events",
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
+        const handshake = badHandshake(request.method, request.headers)
+        if (handshake !== undefined) return respond(handshake)
         const url = new URL(request.url, "http://localhost")
         const sinceText = url.searchParams.get("since") ?? "0"
         if (!/^\d+$/.test(sinceText)) {

@@ -3,7 +3,7 @@ import { HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import WebSocket from "ws"
 import { EventsQueueCapacity } from "../../src/Http/Events.ts"
-import { OwnerToken, request, testServer } from "./TestServer.ts"
+import { OwnerToken, rawExchange, request, testServer } from "./TestServer.ts"
 
 interface Frame {
   readonly seq: number
@@ -88,6 +88,50 @@ describe("events socket", () => {
         [1, 2, 3, 4, 5, 6, 7]
       )
       all.socket.close()
+    }).pipe(Effect.provide(testServer()))
+  )
+
+  it.effect("a request that is not a good upgrade answers the error body, never the library's plain text", () =>
+    Effect.gen(function* () {
+      const token = yield* OwnerToken
+      const plain = yield* request("GET", "/trading/ws/events", { token })
+      assert.strictEqual(plain.status, 400, plain.text)
+      assert.strictEqual(plain.body.error.code, "validation_error")
+      assert.strictEqual(plain.body.error.details.errors[0].field, "upgrade")
+      const upgrade = (method: string, headers: ReadonlyArray<string>) =>
+        rawExchange([
+          [
+            `${method} /trading/ws/events HTTP/1.1`,
+            "Host: 127.0.0.1",
+            "Connection: Upgrade",
+            "Upgrade: websocket",
+            `Authorization: Bearer ${token}`,
+            ...headers,
+            "",
+            ""
+          ].join("\r\n")
+        ])
+      const key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
+      const cases: ReadonlyArray<[string, ReadonlyArray<string>, string]> = [
+        ["GET", ["Sec-WebSocket-Version: 13"], "sec-websocket-key"],
+        ["GET", ["Sec-WebSocket-Key: short", "Sec-WebSocket-Version: 13"], "sec-websocket-key"],
+        ["GET", [key], "sec-websocket-version"],
+        ["GET", [key, "Sec-WebSocket-Version: 99"], "sec-websocket-version"],
+        ["GET", [key, "Sec-WebSocket-Version: 13", "Sec-WebSocket-Protocol: a b,,"], "sec-websocket-protocol"]
+      ]
+      for (const [method, headers, field] of cases) {
+        const res = yield* upgrade(method, headers)
+        assert.strictEqual(res.status, 400, `${method} ${headers.join(" ")}: ${res.head}`)
+        assert.strictEqual(res.body?.error?.code, "validation_error", res.text)
+        assert.strictEqual(res.body.error.details.errors[0].field, field)
+        assert.isFalse(res.body.error.details.retryable)
+      }
+      const post = yield* upgrade("POST", [key, "Sec-WebSocket-Version: 13"])
+      assert.strictEqual(post.status, 404, post.head)
+      assert.strictEqual(post.body?.error?.code, "not_found", post.text)
+      // A good handshake still upgrades.
+      const good = yield* upgrade("GET", [key, "Sec-WebSocket-Version: 13"])
+      assert.strictEqual(good.status, 101, good.head)
     }).pipe(Effect.provide(testServer()))
   )
 
