@@ -1,6 +1,6 @@
 /** The events socket `GET /trading/ws/events`: journal replay from `since`, then live frames, each with its seq. */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse, Socket } from "@effect/platform"
-import { Context, Effect, Either, Fiber, Queue } from "effect"
+import { Context, Effect, Either, Fiber, Queue, Stream } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import { allows, Auth } from "../Services/Auth.ts"
 import type { JournalEvent } from "../Services/OrderStore.ts"
@@ -120,7 +120,18 @@ export const EventsRoute = HttpApiBuilder.Router.use((router) =>
             last = event.seq
           }
         })
-        yield* Effect.raceFirst(stream, Fiber.join(reading)).pipe(Effect.ignore)
+        // A token revoked, or its user's `view` on the account removed, closes the socket as a bad token would.
+        const secret = token as string
+        const revoked = auth.changes.pipe(
+          Stream.mapEffect(() => Effect.either(auth.authenticate(secret))),
+          Stream.filter((p) => Either.isLeft(p) || !allows(p.right, "view", account)),
+          Stream.runHead,
+          Effect.zipRight(
+            write(new Socket.CloseEvent(CLOSE_UNAUTHORIZED, "the token was revoked or lost 'view' on the account"))
+          ),
+          Effect.zipRight(Fiber.join(reading))
+        )
+        yield* Effect.raceFirst(Effect.raceFirst(stream, Fiber.join(reading)), revoked).pipe(Effect.ignore)
         yield* Fiber.interrupt(reading)
         return HttpServerResponse.empty()
       }).pipe(Effect.scoped)

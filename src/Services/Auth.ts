@@ -1,6 +1,6 @@
 /** The Auth seam: access tokens, grants of permissions on accounts, and the append-only audit log. */
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Stream, SubscriptionRef } from "effect"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { ApiError } from "../Domain/Errors.ts"
 
@@ -115,6 +115,11 @@ type AuthService = {
   ) => Effect.Effect<GrantRecord, ApiError>
   /** Audit rows, newest first, with id below `before` when given. */
   readonly audit: (before: number | undefined, limit: number) => Effect.Effect<ReadonlyArray<AuditRecord>>
+  /**
+   * A count of the changes to tokens and grants: the current one at once, then each new one once it is committed.
+   * Holders of long-lived connections (the events socket) check their token again on each.
+   */
+  readonly changes: Stream.Stream<number>
 }
 
 export class Auth extends Context.Tag("crossbook/Auth")<Auth, AuthService>() {
@@ -136,7 +141,8 @@ export class Auth extends Context.Tag("crossbook/Auth")<Auth, AuthService>() {
     listGrants: Effect.succeed([]),
     addGrant: () => Effect.fail(ApiError.notFound("the simulator keeps no grants")),
     removeGrant: () => Effect.fail(ApiError.notFound("the simulator keeps no grants")),
-    audit: () => Effect.succeed([])
+    audit: () => Effect.succeed([]),
+    changes: Stream.make(0)
   } satisfies AuthService)
 
   /** On the control database. Infrastructure failures are defects; each change and its audit row share a transaction. */
@@ -146,10 +152,17 @@ export class Auth extends Context.Tag("crossbook/Auth")<Auth, AuthService>() {
       const sql = yield* SqlClient.SqlClient
       /** Principals by token hash, dropped on every change of tokens or grants. */
       const cache = new Map<string, { principal: Principal; lastUsed: number | null }>()
+      const generation = yield* SubscriptionRef.make(0)
       const change = <A, E>(effect: Effect.Effect<A, E>) =>
-        sql
-          .withTransaction(effect)
-          .pipe(Effect.catchTag("SqlError", Effect.die), Effect.ensuring(Effect.sync(() => cache.clear())))
+        sql.withTransaction(effect).pipe(
+          Effect.catchTag("SqlError", Effect.die),
+          Effect.ensuring(
+            Effect.zipRight(
+              Effect.sync(() => cache.clear()),
+              SubscriptionRef.update(generation, (n) => n + 1)
+            )
+          )
+        )
 
       const writeAudit = (row: {
         actor: AuditRecord["actor"]
@@ -438,7 +451,9 @@ export class Auth extends Context.Tag("crossbook/Auth")<Auth, AuthService>() {
               }))
             ),
             Effect.orDie
-          )
+          ),
+
+        changes: generation.changes
       }
       return service
     })

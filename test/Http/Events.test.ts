@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { HttpServer } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import WebSocket from "ws"
 import { EventsQueueCapacity } from "../../src/Http/Events.ts"
 import { OwnerToken, rawExchange, request, testServer } from "./TestServer.ts"
@@ -132,6 +132,67 @@ describe("events socket", () => {
       // A good handshake still upgrades.
       const good = yield* upgrade("GET", [key, "Sec-WebSocket-Version: 13"])
       assert.strictEqual(good.status, 101, good.head)
+    }).pipe(Effect.provide(testServer()))
+  )
+
+  it.effect("revoking the token, or removing the view grant it relied on, closes its open sockets with 4401", () =>
+    Effect.gen(function* () {
+      const owner = yield* OwnerToken
+      const url = yield* baseUrl
+      const tokenOf = (user: string) =>
+        Effect.gen(function* () {
+          const grant = { user, account: "sim:default", permission: "view" }
+          assert.strictEqual((yield* request("POST", "/trading/grants", { token: owner, json: grant })).status, 201)
+          const key = yield* request("POST", "/trading/keys", { token: owner, json: { user } })
+          return { id: key.body.id as string, token: key.body.token as string }
+        })
+      const alice = yield* tokenOf("ws-alice")
+      const bob = yield* tokenOf("ws-bob")
+      const carol = yield* tokenOf("ws-carol")
+      yield* placeSome(owner, 1)
+      // Each socket has seen the replayed frame, so it is open and streaming when the change comes.
+      const open = (token: string, how: "header" | "key") =>
+        Effect.gen(function* () {
+          const first = yield* listen(
+            how === "key" ? `${url}/trading/ws/events?key=${token}` : `${url}/trading/ws/events`,
+            how === "key" ? {} : { authorization: `Bearer ${token}` },
+            (f) => f.length >= 1
+          )
+          assert.strictEqual(first.frames[0]!.kind, "order.accepted")
+          return first.socket
+        })
+      const closed = (socket: WebSocket) =>
+        Effect.async<number>((resume) => {
+          socket.once("close", (code) => resume(Effect.succeed(code)))
+        })
+      const aliceSocket = yield* open(alice.token, "header")
+      const aliceKeySocket = yield* open(alice.token, "key")
+      const bobSocket = yield* open(bob.token, "header")
+      const carolSocket = yield* open(carol.token, "header")
+      const aliceClosed = yield* Effect.fork(
+        Effect.all([closed(aliceSocket), closed(aliceKeySocket)], { concurrency: "unbounded" })
+      )
+      // An unrelated change keeps every socket open: the next live frame still reaches Carol.
+      yield* request("POST", "/trading/grants", {
+        token: owner,
+        json: { user: "ws-carol", account: "sim:default", permission: "trade" }
+      })
+      const next = Effect.async<Frame>((resume) => {
+        carolSocket.once("message", (data) => resume(Effect.succeed(JSON.parse(String(data)))))
+      })
+      const [frame] = yield* Effect.all([next, placeSome(owner, 1)], { concurrency: 2 })
+      assert.strictEqual(frame.kind, "order.accepted")
+      const revoke = yield* request("DELETE", `/trading/keys/${alice.id}`, { token: owner })
+      assert.strictEqual(revoke.status, 200)
+      assert.deepStrictEqual(yield* Fiber.join(aliceClosed), [4401, 4401])
+      const bobClosed = yield* Effect.fork(closed(bobSocket))
+      const removed = yield* request("DELETE", "/trading/grants?user=ws-bob&account=sim:default&permission=view", {
+        token: owner
+      })
+      assert.strictEqual(removed.status, 200, removed.text)
+      assert.strictEqual(yield* Fiber.join(bobClosed), 4401)
+      assert.strictEqual(carolSocket.readyState, WebSocket.OPEN)
+      carolSocket.close()
     }).pipe(Effect.provide(testServer()))
   )
 

@@ -141,7 +141,10 @@ export const rawExchange = (parts: ReadonlyArray<string | Buffer>, timeoutMs = 5
         const head = text.slice(0, end)
         const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
         const bodyText = text.slice(end + 4)
-        if (!final && (length === null || Buffer.byteLength(bodyText) < Number(length[1]))) return undefined
+        const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0)
+        const bodyless = status >= 100 && status < 200
+        if (!final && !bodyless && (length === null || Buffer.byteLength(bodyText) < Number(length[1])))
+          return undefined
         let body: unknown = undefined
         try {
           body = JSON.parse(bodyText)
@@ -149,7 +152,7 @@ export const rawExchange = (parts: ReadonlyArray<string | Buffer>, timeoutMs = 5
           body = undefined
         }
         finish({
-          status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0),
+          status,
           head,
           body,
           text: bodyText,
