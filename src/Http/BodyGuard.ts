@@ -1,5 +1,5 @@
 /** What a request may carry: its body is JSON, at most `MAX_BODY_BYTES`, read with the limit while it streams, and nested at most `MAX_DEPTH` deep. */
-import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpApp, HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
 import type { IncomingMessage } from "node:http"
@@ -118,7 +118,12 @@ const hasBody = (source: IncomingMessage): boolean => {
 export const bodyGuard = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const source = NodeHttpServerRequest.toIncomingMessage(request)
-    if (!hasBody(source)) return app
+    if (!hasBody(source)) {
+      // No body is an empty JSON body, whatever type it names (a multipart reader would wait for parts forever).
+      return HttpMethod.hasBody(request.method)
+        ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, "", null))
+        : app
+    }
     const contentType = source.headers["content-type"]
     if (!isJsonType(contentType)) {
       return Effect.succeed(

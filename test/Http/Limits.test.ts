@@ -120,6 +120,11 @@ describe("what a request may carry", () => {
             assertErrorBody(res, 415)
           }
         }
+        // A non-JSON type with no body at all is an empty body: 422, not a reader waiting for parts forever.
+        const empty = yield* rawExchange([
+          `PUT /trading/risk HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=x\r\n\r\n`
+        ])
+        assertErrorBody(empty, 422)
         const malformed = yield* request("POST", "/trading/orders", { token, rawBody: '{"market_id": ' })
         assertErrorBody(malformed, 400)
         assert.deepStrictEqual(fields(malformed), ["body"])

@@ -119,7 +119,10 @@ export interface RawExchange {
  * Writes bytes straight to a socket (a request no HTTP client would send) and reads the one answer. `parts` are
  * written in turn while the server has not answered; the answer is read up to its Content-Length or the close.
  */
-export const rawExchange = (parts: ReadonlyArray<string | Buffer>, timeoutMs = 5000) =>
+export const rawExchange = (
+  parts: ReadonlyArray<string | Buffer>,
+  options: { readonly timeoutMs?: number; readonly head?: boolean } = {}
+) =>
   Effect.flatMap(serverPort, (port) =>
     Effect.async<RawExchange, Error>((resume) => {
       const socket = connect({ host: "127.0.0.1", port })
@@ -142,7 +145,7 @@ export const rawExchange = (parts: ReadonlyArray<string | Buffer>, timeoutMs = 5
         const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
         const bodyText = text.slice(end + 4)
         const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0)
-        const bodyless = status >= 100 && status < 200
+        const bodyless = (status >= 100 && status < 200) || options.head === true
         if (!final && !bodyless && (length === null || Buffer.byteLength(bodyText) < Number(length[1])))
           return undefined
         let body: unknown = undefined
@@ -159,7 +162,7 @@ export const rawExchange = (parts: ReadonlyArray<string | Buffer>, timeoutMs = 5
           early: sent < parts.length
         })
       }
-      const timer = setTimeout(() => parse(true), timeoutMs)
+      const timer = setTimeout(() => parse(true), options.timeoutMs ?? 5000)
       socket.on("data", (chunk) => {
         received = Buffer.concat([received, chunk])
         parse(false)
