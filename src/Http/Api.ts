@@ -1,6 +1,7 @@
 /** The whole HTTP API as one spec: every group, the common errors, and the OpenAPI document built from it. */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiErrorWire } from "../Domain/Errors.ts"
+import { MAX_BODY_BYTES, MAX_DEPTH } from "./BodyGuard.ts"
 import { NAME, VERSION } from "../Version.ts"
 import { DeskApi } from "./Desk/Api.ts"
 import { MetaApi } from "./Meta/Api.ts"
@@ -34,7 +35,20 @@ const withContractErrors = (document: Record<string, any>): Record<string, any> 
           : "Malformed JSON or bad parameters (`validation_error`), or the venue's refusal"
       )
       if (operation.requestBody !== undefined) {
-        responses["422"] = errorResponse("The body does not match the schema (`validation_error`)")
+        responses["400"] = errorResponse(
+          `Malformed JSON or a body nested deeper than ${MAX_DEPTH} levels, bad parameters ` +
+            "(`validation_error`), or the venue's refusal"
+        )
+        responses["413"] = errorResponse(
+          `The body is larger than ${MAX_BODY_BYTES} bytes (\`validation_error\`, \`details.max_bytes\`)`
+        )
+        responses["415"] = errorResponse(
+          "The body is not JSON (`validation_error`): send `Content-Type: application/json`"
+        )
+        responses["422"] = errorResponse(
+          "The body does not match the schema, or has a field the schema does not name (`validation_error`, " +
+            "`details.errors` names each field)"
+        )
       }
       responses["500"] = errorResponse("A bug on the server (`internal_error`); the cause is in its log")
     }
@@ -44,8 +58,9 @@ const withContractErrors = (document: Record<string, any>): Record<string, any> 
       tags: ["trading"],
       operationId: "trading.events",
       description:
-        "WebSocket. Needs `view`. Token in `Authorization: Bearer` or `?key=`; a bad token is accepted, then closed " +
-        "with 4401. Replays every journal event with seq > `since` that matches `kinds`, then streams live ones as " +
+        "WebSocket. Needs `view`. Token in `Authorization: Bearer`, `X-API-Key` or `?key=`; a bad token is " +
+        "accepted, then closed with 4401, and so is an open socket whose token is revoked or loses `view`. Replays " +
+        "every journal event with seq > `since` that matches `kinds`, then streams live ones as " +
         "`{seq, ts, kind, key, payload}` text frames. A reader that falls behind is closed with 4408 and resumes " +
         "from its last seq.",
       parameters: [
@@ -67,11 +82,29 @@ const withContractErrors = (document: Record<string, any>): Record<string, any> 
       ],
       responses: {
         "101": { description: "Switching to the WebSocket protocol" },
-        "400": errorResponse("A bad `since` (`validation_error`)"),
+        "400": errorResponse(
+          "A bad `since`, or a request that is not a good WebSocket upgrade (`validation_error`; " +
+            "`details.errors` names the header)"
+        ),
         "500": errorResponse("A bug on the server (`internal_error`); the cause is in its log")
       }
     }
   } as any
+  // The token is taken from `X-API-Key` as well as from `Authorization: Bearer`.
+  const schemes = (spec.components.securitySchemes ?? {}) as Record<string, unknown>
+  schemes["apiKey"] = {
+    type: "apiKey",
+    in: "header",
+    name: "X-API-Key",
+    description: "The access token, for clients that send it in a key header"
+  }
+  spec.components.securitySchemes = schemes as any
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item) as Array<{ security?: Array<Record<string, unknown>> }>) {
+      if (typeof operation !== "object" || operation === null || !Array.isArray(operation.security)) continue
+      if (operation.security.some((s) => "bearer" in s)) operation.security.push({ apiKey: [] })
+    }
+  }
   const schemas = spec.components.schemas as Record<string, unknown>
   delete schemas["HttpApiDecodeError"]
   delete schemas["Issue"]
