@@ -1,7 +1,8 @@
 /** Kalshi's own records as schemas, and their exact conversion into our Domain records. */
 import { Either, ParseResult, Schema } from "effect"
 import * as F from "../../Domain/Fixed.ts"
-import type { Book, BookLevel, Market, MarketStatus, Side, Trade } from "../../Domain/Market.ts"
+import type { Book, Market, MarketStatus, Side, Trade } from "../../Domain/Market.ts"
+import { LadderBook } from "./Book.ts"
 import type { VenueFill, VenueOrder, VenueOrderStatus } from "../../Services/VenueGateway.ts"
 
 /** The venue id Kalshi is served under. */
@@ -398,24 +399,14 @@ export const toMarket = (m: KMarket, event?: KEvent): Market => ({
 export const marketsOfEvents = (events: ReadonlyArray<KEvent>): Array<Market> =>
   events.flatMap((e) => (e.markets ?? []).map((m) => toMarket(m, e)))
 
-const byPriceDesc = (a: BookLevel, b: BookLevel) => b.price - a.price
-const byPriceAsc = (a: BookLevel, b: BookLevel) => a.price - b.price
-
 /**
  * The YES book from Kalshi's two bid ladders: YES bids are our bids; a NO bid at q is a YES ask at 1 − q.
  * Levels of the same price are summed; empty levels are dropped.
  */
 export const bookFromLadders = (yes: Ladder, no: Ladder, ts: number): Book => {
-  const bids = new Map<number, F.Fixed>()
-  const asks = new Map<number, F.Fixed>()
-  for (const [p, n] of yes) bids.set(p, F.add(bids.get(p) ?? F.ZERO, n))
-  for (const [q, n] of no) {
-    const p = F.sub(F.ONE, q)
-    asks.set(p, F.add(asks.get(p) ?? F.ZERO, n))
-  }
-  const levels = (side: Map<number, F.Fixed>) =>
-    [...side.entries()].filter(([, s]) => s > 0).map(([price, size]) => ({ price: price as F.Fixed, size }))
-  return { ts, bids: levels(bids).sort(byPriceDesc), asks: levels(asks).sort(byPriceAsc) }
+  const book = new LadderBook()
+  book.snapshot(yes, no, false)
+  return book.book(ts)
 }
 
 export const toBook = (r: typeof OrderbookResponse.Type, ts: number): Book => {
