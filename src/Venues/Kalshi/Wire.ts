@@ -304,6 +304,9 @@ export const CandlesticksResponse = Schema.Struct({
   )
 })
 
+/** An answer whose body is empty or not read (`204 No Content`). */
+export const EmptyResponse = Schema.Struct({})
+
 /** The venue's error body: `{"error": {"code", "message", "details"?}}`. */
 export const ErrorResponse = Schema.Struct({
   error: Schema.Struct({ code: Schema.String, message: Schema.String, details: opt(Schema.Unknown) })

@@ -10,10 +10,22 @@ export const haveSpecs = existsSync(fileURLToPath(SPECS))
 type Doc = Record<string, any>
 let loaded: { openapi: Doc; asyncapi: Doc; ajv: Ajv } | undefined
 
+/** OpenAPI 3.0's `nullable` beside a `$ref` (no `type`) as JSON Schema says it: the schema or null. */
+const openNullable = (x: any): any => {
+  if (Array.isArray(x)) return x.map(openNullable)
+  if (x === null || typeof x !== "object") return x
+  const out = Object.fromEntries(Object.entries(x).map(([k, v]) => [k, openNullable(v)]))
+  if (out["nullable"] === true && out["type"] === undefined) {
+    const { nullable: _, ...rest } = out
+    return { anyOf: [rest, { type: "null" }] }
+  }
+  return out
+}
+
 const load = () => {
   if (!haveSpecs) return undefined
   if (loaded === undefined) {
-    const openapi = parse(readFileSync(new URL("openapi-3.31.yaml", SPECS), "utf8")) as Doc
+    const openapi = openNullable(parse(readFileSync(new URL("openapi-3.31.yaml", SPECS), "utf8"))) as Doc
     const asyncapi = parse(readFileSync(new URL("asyncapi.yaml", SPECS), "utf8")) as Doc
     const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true })
     ajv.addSchema(openapi, "openapi")
