@@ -161,6 +161,9 @@ export const makeRest = (config: RestConfig) =>
             client.execute(request).pipe(
               Effect.flatMap((r) => Effect.map(r.text, (text) => ({ r, text }))),
               Effect.scoped,
+              // the desk places orders in uninterruptible regions: the request itself must stay interruptible
+              // for the timeout to end it
+              Effect.interruptible,
               Effect.timeoutFail({
                 duration: timeout,
                 onTimeout: () =>

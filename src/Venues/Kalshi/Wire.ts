@@ -504,7 +504,7 @@ export const toFill = (f: KFill): Either.Either<VenueFill, string> => {
   if (price === undefined || amount === undefined || ticker === undefined)
     return Either.left(`fill ${f.trade_id}: no price, count or ticker`)
   return Either.right({
-    tradeId: f.fill_id ?? f.trade_id,
+    tradeId: f.trade_id,
     venueOrderId: f.order_id,
     clientOrderId: f.client_order_id ?? "",
     nativeId: ticker,
