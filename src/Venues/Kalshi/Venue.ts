@@ -432,7 +432,18 @@ export const makeKalshiVenue = (
         return remember({ ...after, queuePriorityPreserved: priceSame && amount <= before.amount })
       })
 
-    const orderByClientId = (clientOrderId: string) =>
+    /** An order with the fills it has had, for the desk to catch up on (it skips fills it knows). */
+    const withFills = (o: VenueOrder | undefined) =>
+      o === undefined || o.filled === 0
+        ? Effect.succeed(o)
+        : Effect.map(
+            Effect.orElseSucceed(fillsOf(o.venueOrderId), () => []),
+            (events): VenueOrder => ({ ...o, events })
+          )
+
+    const orderByClientId = (clientOrderId: string) => Effect.flatMap(findByClientId(clientOrderId), withFills)
+
+    const findByClientId = (clientOrderId: string) =>
       Effect.gen(function* () {
         const id = byClientId.get(clientOrderId)
         if (id !== undefined) return yield* Effect.map(fetchOrder(id), (o): VenueOrder | undefined => o)

@@ -3,9 +3,13 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { generateKeyPairSync } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { authLayer, serverServices } from "../../../src/Cli.ts"
 import { HttpServeLive } from "../../../src/Http/Server.ts"
 import { Auth } from "../../../src/Services/Auth.ts"
+import { engineDatabase } from "../../../src/Persistence/Sql.ts"
 import { OrderStore } from "../../../src/Services/OrderStore.ts"
 import { venuesLayerFromList } from "../../../src/Venues/Kalshi/Venue.ts"
 import { makeSimVenue } from "../../../src/Venues/SimVenue.ts"
@@ -54,7 +58,11 @@ const exchangeLayer = (fake: FakeKalshi) =>
   )
 
 /** The server as `serve` builds it, its venues from the list `sim,kalshi` with the fake behind Kalshi's settings. */
-const server = (env: (fake: FakeKalshi) => Record<string, string>, fake = new FakeKalshi(publicKey, MARKETS)) => {
+const server = (
+  env: (fake: FakeKalshi) => Record<string, string>,
+  fake = new FakeKalshi(publicKey, MARKETS),
+  engineFile?: string
+) => {
   const venues = Layer.unwrapEffect(
     Effect.map(Exchange, (x) =>
       venuesLayerFromList({
@@ -66,7 +74,10 @@ const server = (env: (fake: FakeKalshi) => Record<string, string>, fake = new Fa
   )
   const services = serverServices({
     seed: 7,
-    store: OrderStore.layerMemory,
+    store:
+      engineFile === undefined
+        ? OrderStore.layerMemory
+        : OrderStore.layerSql.pipe(Layer.provide(engineDatabase(engineFile))),
     auth: authLayer(":memory:"),
     venues: venues as Layer.Layer<any>
   })
@@ -295,6 +306,83 @@ describe("Kalshi end to end", () => {
         yield* checkedAgainstSpecs
       }).pipe(Effect.provide(server(trading))),
     30_000
+  )
+
+  it.live(
+    "an oco fires on streamed deltas: the stop leg's child sells, the limit leg is pulled",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Exchange
+        const oco = yield* place({
+          side: "sell",
+          type: "oco",
+          amount: "2",
+          params: {
+            legs: [
+              { side: "sell", type: "limit", price: "0.60" },
+              { side: "sell", type: "stop_market", stop_price: "0.36" }
+            ]
+          }
+        })
+        assert.strictEqual(oco.status, 201, oco.text)
+        // the limit leg rests on the venue as an ask at 0.60
+        const limitLeg = yield* eventually(
+          Effect.sync(() => x.orders.find((o) => o.side === "ask" && o.price === 600_000 && o.status === "resting")),
+          (o) => o !== undefined
+        )
+        yield* eventually(
+          Effect.sync(() => x.connections[0]?.subs.find((s) => s.channel === "orderbook_delta")),
+          (s) => s?.tickers.has("KXTEST-26-A") === true
+        )
+        x.move("KXTEST-26-A", "yes", "0.40", "-10")
+        x.move("KXTEST-26-A", "yes", "0.38", "-20")
+        x.move("KXTEST-26-A", "yes", "0.35", "5")
+        const done = yield* eventually(authed("GET", `/trading/orders/${oco.body.id}`), (r) =>
+          ["closed", "canceled"].includes(r.body.status)
+        )
+        assert.strictEqual(done.body.status, "closed", JSON.stringify(done.body.info))
+        assert.strictEqual(limitLeg!.status, "canceled")
+        assert.strictEqual(x.orders.filter((o) => o.side === "ask" && o.filled === 2_000_000).length, 1)
+        yield* checkedAgainstSpecs
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "a restart reconciles what changed on the venue while the server was down",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "kalshi-restart-"))
+        const file = join(dir, "engine.db")
+        const fake = new FakeKalshi(publicKey, MARKETS)
+        try {
+          const ids = yield* Effect.gen(function* () {
+            const one = yield* place({ side: "buy", type: "limit", amount: "4", price: "0.30" })
+            const two = yield* place({ side: "buy", type: "limit", amount: "2", price: "0.31" })
+            const three = yield* place({ side: "buy", type: "limit", amount: "1", price: "0.32" })
+            assert.deepStrictEqual([one.status, two.status, three.status], [201, 201, 201])
+            return [one.body.id, two.body.id, three.body.id] as const
+          }).pipe(Effect.provide(server(trading, fake, file)))
+          const onVenue = (id: string) => fake.orders.find((o) => o.client_order_id === id)!
+          // while the server is down: one fills, one is canceled by the venue, one stays
+          fake.fillResting(onVenue(ids[0]).order_id, "4")
+          fake.cancelOutside(onVenue(ids[1]).order_id)
+          yield* Effect.gen(function* () {
+            const one = yield* authed("GET", `/trading/orders/${ids[0]}`)
+            assert.strictEqual(one.body.status, "closed", one.text)
+            assert.strictEqual(one.body.filled, "4")
+            const fills = yield* authed("GET", `/trading/fills?account=kalshi:default&order_id=${ids[0]}`)
+            assert.strictEqual(fills.body.data.length, 1, fills.text)
+            assert.strictEqual(fills.body.data[0].liquidity, "maker")
+            assert.strictEqual((yield* authed("GET", `/trading/orders/${ids[1]}`)).body.status, "canceled")
+            assert.strictEqual((yield* authed("GET", `/trading/orders/${ids[2]}`)).body.status, "open")
+            yield* checkedAgainstSpecs
+          }).pipe(Effect.provide(server(trading, fake, file)))
+        } finally {
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }),
+    40_000
   )
 
   it.live(

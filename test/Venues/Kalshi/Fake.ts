@@ -180,6 +180,11 @@ export class FakeKalshi {
     this.pushOrder(o)
   }
 
+  /** The venue cancels an own resting order by itself (an expiry, a market rule, another client). */
+  cancelOutside(orderId: string) {
+    this.cancel(this.orders.find((x) => x.order_id === orderId)!)
+  }
+
   // ------------------------------------------------------------------------------------------ REST
 
   private verified(req: IncomingMessage, method: string, path: string): boolean {
