@@ -505,7 +505,10 @@ export const kalshiBuilder = (env: Env): Effect.Effect<Venue, string, Scope.Scop
  * The venues of a server, in the order listed. Building a venue never reaches the network, so a venue that
  * cannot be reached still starts: its routes answer 502/504 until it can be.
  */
-export const buildVenues = (list: ReadonlyArray<string>, builders: VenueBuilders) =>
+export const buildVenues = <R>(
+  list: ReadonlyArray<string>,
+  builders: Readonly<Record<string, Effect.Effect<Venue, string, R>>>
+) =>
   Effect.gen(function* () {
     const venues: Array<Venue> = []
     const skipped: Array<string> = []
