@@ -463,6 +463,47 @@ export const makeKalshiVenue = (
         return undefined
       })
 
+    const balance = Effect.map(rest.balance, (b) => ({
+      cash: W.toBalance(b),
+      portfolioValue: b.portfolio_value === undefined ? null : F.div(F.fromInt(b.portfolio_value), F.fromInt(100))
+    }))
+
+    const positions = Effect.gen(function* () {
+      const out: Array<W.Position> = []
+      let cursor: string | undefined
+      for (let page = 0; page < 20; page++) {
+        const r = yield* rest.positions({ limit: 1000, ...(cursor ? { cursor } : {}) })
+        out.push(...(r.market_positions ?? []).map(W.toPosition).filter((p) => p.contracts !== 0))
+        cursor = r.cursor
+        if (!cursor) break
+      }
+      return out
+    })
+
+    const openOrders = Effect.gen(function* () {
+      const out: Array<VenueOrder> = []
+      let cursor: string | undefined
+      for (let page = 0; page < 20; page++) {
+        const r = yield* rest.orders({ status: "resting", limit: 1000, ...(cursor ? { cursor } : {}) })
+        const t = yield* now
+        for (const k of r.orders) {
+          const o = W.toOrder(k, t)
+          if (Either.isRight(o)) out.push(remember(o.right))
+        }
+        cursor = r.cursor
+        if (!cursor) break
+      }
+      return out
+    })
+
+    const decreaseOrder = (venueOrderId: string, remaining: F.Fixed) =>
+      Effect.gen(function* () {
+        const before = yield* known_(venueOrderId)
+        yield* rest.decreaseOrder(venueOrderId, before.nativeId, places(remaining, 2))
+        const after = yield* fetchOrder(venueOrderId)
+        return remember({ ...after, queuePriorityPreserved: true })
+      })
+
     const notTrading = <A>(): Effect.Effect<A, VenueError> =>
       Effect.fail(venueError("not_supported", "no Kalshi credentials are configured (KALSHI_API_KEY_ID)"))
 
@@ -477,7 +518,11 @@ export const makeKalshiVenue = (
       cancelOrder: trading ? cancelOrder : () => notTrading(),
       amendOrder: trading ? amendOrder : () => notTrading(),
       orderByClientId: trading ? orderByClientId : () => notTrading(),
-      subscribe: PubSub.subscribe(events)
+      subscribe: PubSub.subscribe(events),
+      balance: trading ? balance : notTrading(),
+      positions: trading ? positions : notTrading(),
+      openOrders: trading ? openOrders : notTrading(),
+      decreaseOrder: trading ? decreaseOrder : () => notTrading()
     }
     return venue
   })

@@ -3,7 +3,7 @@ import { Either, ParseResult, Schema } from "effect"
 import * as F from "../../Domain/Fixed.ts"
 import type { Book, Market, MarketStatus, Side, Trade } from "../../Domain/Market.ts"
 import { LadderBook } from "./Book.ts"
-import type { VenueFill, VenueOrder, VenueOrderStatus } from "../../Services/VenueGateway.ts"
+import type { VenueFill, VenueOrder, VenueOrderStatus, VenuePosition } from "../../Services/VenueGateway.ts"
 
 /** The venue id Kalshi is served under. */
 export const VENUE = "kalshi"
@@ -518,13 +518,7 @@ export const toFill = (f: KFill): Either.Either<VenueFill, string> => {
 }
 
 /** A market position netted on the YES leg (negative = NO held). */
-export interface Position {
-  readonly nativeId: string
-  readonly contracts: F.Fixed
-  readonly exposure: F.Fixed | null
-  readonly realizedPnl: F.Fixed | null
-  readonly feesPaid: F.Fixed | null
-}
+export type Position = VenuePosition
 
 export const toPosition = (p: KMarketPosition): Position => ({
   nativeId: p.ticker,

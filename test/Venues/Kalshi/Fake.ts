@@ -260,7 +260,18 @@ export class FakeKalshi {
         .filter((x) => (query["min_ts"] ? (x["ts"] as number) >= Number(query["min_ts"]) : true))
       return answer(200, { cursor: "", fills: list })
     }
-    if (method === "GET" && path === "/portfolio/positions") return answer(200, { cursor: "", market_positions: [] })
+    if (method === "GET" && path === "/portfolio/positions") {
+      const held = new Map<string, F.Fixed>()
+      for (const x of this.fills) {
+        const n = f(x["count_fp"] as string)
+        const t = x["ticker"] as string
+        held.set(t, F.add(held.get(t) ?? F.ZERO, x["book_side"] === "bid" ? n : F.neg(n)))
+      }
+      return answer(200, {
+        cursor: "",
+        market_positions: [...held.entries()].map(([ticker, n]) => ({ ticker, position_fp: count(n) }))
+      })
+    }
     if (method === "POST" && path === "/portfolio/events/orders") return this.create(body!, answer, error)
     if (method === "DELETE" && path === "/portfolio/events/orders") {
       for (const o of this.orders) if (o.status === "resting") this.cancel(o)
