@@ -296,6 +296,11 @@ export const makeKalshiVenue = (
                 if (o.attempt > 0 && since !== undefined) yield* reconcile(since)
                 break
               }
+              case "Lifecycle":
+                // a market opened, paused, closed or settled: read it again on next use
+                known.delete(o.ticker)
+                yield* Ref.set(catalog, undefined)
+                break
               case "VenueError":
                 yield* Effect.logWarning(`kalshi: socket error ${String(o.code)}: ${o.message}`)
                 break

@@ -72,6 +72,43 @@ describe("the Kalshi account", () => {
     }).pipe(Effect.provide(NodeHttpClient.layer), Effect.scoped)
   )
 
+  it.live(
+    "a lifecycle message makes the venue read the market again: a paused market is refused before it is sent",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* fakeKalshi(publicKey, [
+          { ticker: "KXA-1", event: "KXA", title: "A", yes: [["0.20", "10"]], no: [["0.60", "10"]] }
+        ])
+        const config = Either.getOrThrow(
+          configFromEnv({
+            KALSHI_API_URL: x.apiUrl,
+            KALSHI_WS_URL: x.wsUrl,
+            KALSHI_API_KEY_ID: "k",
+            KALSHI_PRIVATE_KEY: PEM
+          })
+        )
+        const venue = yield* makeKalshiVenue(config)
+        assert.strictEqual((yield* venue.market("KXA-1"))?.status, "open")
+        yield* venue.book("KXA-1") // watched: the market channels are subscribed for it
+        for (let i = 0; i < 200; i++) {
+          const sub = x.connections[0]?.subs.find((s) => s.channel === "market_lifecycle_v2")
+          if (sub?.tickers.has("KXA-1")) break
+          yield* Effect.sleep("10 millis")
+        }
+        x.lifecycle("KXA-1", "deactivated", "inactive")
+        let status: string | undefined
+        for (let i = 0; i < 200 && status !== "closed"; i++) {
+          yield* Effect.sleep("10 millis")
+          status = (yield* venue.market("KXA-1"))?.status
+        }
+        assert.strictEqual(status, "closed")
+        const posted = x.requests.filter((r) => r.method === "POST").length
+        const refused = yield* Effect.flip(venue.placeOrder(order({ clientOrderId: "p" })))
+        assert.strictEqual(refused.kind, "market_closed")
+        assert.strictEqual(x.requests.filter((r) => r.method === "POST").length, posted)
+      }).pipe(Effect.provide(NodeHttpClient.layer), Effect.scoped)
+  )
+
   it.live("without credentials the account members answer not_supported and send nothing", () =>
     Effect.gen(function* () {
       const x = yield* fakeKalshi(publicKey, [])

@@ -180,6 +180,21 @@ export class FakeKalshi {
     this.pushOrder(o)
   }
 
+  /** The market's lifecycle moves (`deactivated` pauses it, `activated` opens it): streamed on market_lifecycle_v2. */
+  lifecycle(ticker: string, event: "activated" | "deactivated", status: string) {
+    this.markets.get(ticker)!.status = status
+    for (const c of this.connections)
+      for (const s of c.subs)
+        if (s.channel === "market_lifecycle_v2" && s.tickers.has(ticker))
+          c.socket.send(
+            JSON.stringify({
+              type: "market_lifecycle_v2",
+              sid: s.sid,
+              msg: { market_ticker: ticker, event_type: event }
+            })
+          )
+  }
+
   /** The venue cancels an own resting order by itself (an expiry, a market rule, another client). */
   cancelOutside(orderId: string) {
     this.cancel(this.orders.find((x) => x.order_id === orderId)!)
