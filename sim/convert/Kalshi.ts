@@ -1,5 +1,6 @@
 /** Converts a recorded Kalshi market-data WebSocket transcript into a tape. */
 import * as F from "../../src/Domain/Fixed.ts"
+import { countField, LadderBook, ladderField as ladder, priceField, Sequencer } from "../../src/Venues/Kalshi/Book.ts"
 import type { TapeEvent, TapeHeader } from "../Tape.ts"
 import {
   Collector,
@@ -13,50 +14,7 @@ import {
 /** The tape market id of a Kalshi market. */
 export const kalshiMarketId = (ticker: string): string => `kalshi:${ticker}`
 
-const HUNDRED = F.fromInt(100)
 const CENT = F.of("0.01")
-
-/** A price from `<name>_dollars` (decimal string) or, in the older form, `<name>` in integer cents. */
-const priceField = (m: Record<string, unknown>, dollars: string, cents: string): F.Fixed | undefined => {
-  const d = m[dollars]
-  if (typeof d === "string") return F.parse(d)
-  const c = m[cents]
-  return typeof c === "number" && Number.isSafeInteger(c) ? F.div(F.fromInt(c), HUNDRED) : undefined
-}
-
-/** A contract count from `<name>_fp` (decimal string) or `<name>` (integer or decimal string). */
-const countField = (m: Record<string, unknown>, fp: string, plain: string): F.Fixed | undefined => {
-  const x = m[fp] ?? m[plain]
-  if (typeof x === "string") return F.parse(x)
-  return typeof x === "number" && Number.isSafeInteger(x) ? F.fromInt(x) : undefined
-}
-
-/** Ladder levels: `[["0.0100","450.00"], ...]` (`_dollars_fp`), `[["0.01", 450], ...]` (`_dollars`) or `[[1, 450], ...]` (cents). */
-const ladder = (m: Record<string, unknown>, side: "yes" | "no"): Array<[F.Fixed, F.Fixed]> | undefined => {
-  const raw = m[`${side}_dollars_fp`] ?? m[`${side}_dollars`] ?? m[side] ?? []
-  if (!Array.isArray(raw)) return undefined
-  const out: Array<[F.Fixed, F.Fixed]> = []
-  for (const l of raw) {
-    if (!Array.isArray(l) || l.length !== 2) return undefined
-    const [p, n] = l as [unknown, unknown]
-    const price =
-      typeof p === "string"
-        ? F.parse(p)
-        : typeof p === "number" && Number.isSafeInteger(p)
-          ? F.div(F.fromInt(p), HUNDRED)
-          : undefined
-    const count =
-      typeof n === "string" ? F.parse(n) : typeof n === "number" && Number.isSafeInteger(n) ? F.fromInt(n) : undefined
-    if (price === undefined || count === undefined) return undefined
-    out.push([price, count])
-  }
-  return out
-}
-
-interface Book {
-  readonly bids: Map<number, F.Fixed>
-  readonly asks: Map<number, F.Fixed>
-}
 
 const levelsOf = (side: Map<number, F.Fixed>, falling: boolean): Array<[string, string]> =>
   [...side.entries()]
@@ -96,8 +54,8 @@ export const convertKalshi = (
   for (const b of bad) c.skip(b.line, "unreadable", b.reason)
   const yesPricingByCommand = new Map<number, boolean>()
   const yesPricingBySid = new Map<number, boolean>()
-  const expected = new Map<number, number>()
-  const books = new Map<string, Book>()
+  const sequencer = new Sequencer()
+  const books = new Map<string, LadderBook>()
   let offCent = false
   let fractional = false
 
@@ -118,12 +76,11 @@ export const convertKalshi = (
     const sid = envelope["sid"]
     const seq = envelope["seq"]
     if (typeof sid !== "number" || typeof seq !== "number") return
-    const want = expected.get(sid)
-    if (want !== undefined && seq !== want) {
-      c.gaps.push({ line: l.line, market, sid, expected: want, got: seq })
-      c.emit({ type: "gap", ts, market, expected: want, got: seq })
+    const gap = sequencer.next(sid, seq)
+    if (gap !== undefined) {
+      c.gaps.push({ line: l.line, market, sid, ...gap })
+      c.emit({ type: "gap", ts, market, ...gap })
     }
-    expected.set(sid, seq + 1)
   }
 
   const yesPricing = (envelope: Record<string, unknown>): boolean => {
@@ -140,18 +97,12 @@ export const convertKalshi = (
       return
     }
     const market = ensureMarket(ticker)
-    const mirror = !yesPricing(envelope)
-    const book: Book = { bids: new Map(), asks: new Map() }
-    for (const [p, n] of yes) {
+    for (const [p, n] of [...yes, ...no]) {
       notePrice(p)
       noteCount(n)
-      if (n > 0) book.bids.set(p, n)
     }
-    for (const [p, n] of no) {
-      notePrice(p)
-      noteCount(n)
-      if (n > 0) book.asks.set(mirror ? F.sub(F.ONE, p) : p, n)
-    }
+    const book = new LadderBook()
+    book.snapshot(yes, no, yesPricing(envelope))
     books.set(market, book)
     const ts = c.bookTs(market, l.tMs)
     sequence(l, envelope, market, ts)
@@ -184,22 +135,17 @@ export const convertKalshi = (
     }
     notePrice(price)
     noteCount(change)
-    const yesPrice = side === "no" && !yesPricing(envelope) ? F.sub(F.ONE, price) : price
-    const ladderSide = side === "yes" ? book.bids : book.asks
-    let size = F.add(ladderSide.get(yesPrice) ?? F.ZERO, change)
-    if (size < 0) {
+    const level = book.change(side, price, change, yesPricing(envelope))
+    if (level.clamped) {
       c.warnings.push(`line ${l.line}: delta takes ${ticker} ${side} ${F.format(price)} below zero; written as 0`)
-      size = F.ZERO
     }
-    if (size > 0) ladderSide.set(yesPrice, size)
-    else ladderSide.delete(yesPrice)
     c.emit({
       type: "change",
       ts: at,
       market,
-      side: side === "yes" ? "bid" : "ask",
-      price: F.format(yesPrice),
-      size: F.format(size)
+      side: level.side,
+      price: F.format(level.price),
+      size: F.format(level.size)
     })
   }
 

@@ -119,6 +119,30 @@ export interface Venue {
   readonly orderByClientId: (clientOrderId: string) => Effect.Effect<VenueOrder | undefined, VenueError>
   /** A queue of everything the venue reports from now on, for as long as the scope lasts. */
   readonly subscribe: Effect.Effect<Queue.Dequeue<VenueEvent>, never, Scope.Scope>
+
+  // What a real venue states about the account itself (Kalshi). Optional: a venue without them leaves them out.
+  /** Cash as the venue states it. */
+  readonly balance?: Effect.Effect<VenueBalance, VenueError>
+  /** Positions as the venue states them, netted on the YES leg (negative = NO held). */
+  readonly positions?: Effect.Effect<ReadonlyArray<VenuePosition>, VenueError>
+  /** The account's resting orders on the venue, for reconciling after a restart or a reconnect. */
+  readonly openOrders?: Effect.Effect<ReadonlyArray<VenueOrder>, VenueError>
+  /** Shrinks a resting order to `remaining` contracts left, keeping its place in the queue. */
+  readonly decreaseOrder?: (venueOrderId: string, remaining: Fixed) => Effect.Effect<VenueOrder, VenueError>
+}
+
+export interface VenueBalance {
+  readonly cash: Fixed
+  /** The venue's value of the open positions, when it says. */
+  readonly portfolioValue: Fixed | null
+}
+
+export interface VenuePosition {
+  readonly nativeId: string
+  readonly contracts: Fixed
+  readonly exposure: Fixed | null
+  readonly realizedPnl: Fixed | null
+  readonly feesPaid: Fixed | null
 }
 
 export class VenueGateway extends Context.Tag("crossbook/VenueGateway")<

@@ -1,0 +1,299 @@
+/** Kalshi's REST API: signed requests through the platform's HttpClient, paced by token buckets, failures as VenueErrors. */
+import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { Clock, Duration, Effect, Either, RateLimiter, type Schema, type Scope } from "effect"
+import type { KeyObject } from "node:crypto"
+import { VenueError } from "../../Services/VenueGateway.ts"
+import { authHeaders } from "./Signing.ts"
+import * as W from "./Wire.ts"
+
+/** A token bucket as Kalshi states it (`GET /account/limits`): capacity, and tokens refilled per second. */
+export interface Bucket {
+  readonly capacity: number
+  readonly refillPerSecond: number
+}
+
+/** The Basic tier: reads 600 tokens refilled at 200/s, writes 100 refilled at 100/s; a request costs 10 by default. */
+export const BASIC_TIER: { readonly read: Bucket; readonly write: Bucket } = {
+  read: { capacity: 600, refillPerSecond: 200 },
+  write: { capacity: 100, refillPerSecond: 100 }
+}
+
+/** Token costs of the routes this adapter calls (the venue's defaults: 10, and 2 for a cancel or a decrease). */
+export const COST = { read: 10, create: 10, amend: 10, cancel: 2, decrease: 2, cancelAll: 2 } as const
+
+export interface Credentials {
+  readonly keyId: string
+  readonly key: KeyObject
+}
+
+export interface RestConfig {
+  /** The REST base including `/trade-api/v2`. */
+  readonly baseUrl: string
+  readonly credentials?: Credentials | undefined
+  /** How long one request may take before it is a `timeout`. Default 10 s. */
+  readonly timeout?: Duration.DurationInput
+  readonly limits?: { readonly read: Bucket; readonly write: Bucket }
+}
+
+type Query = Readonly<Record<string, string | number | boolean | undefined>>
+
+interface Call<A, I> {
+  readonly method: "GET" | "POST" | "DELETE"
+  readonly path: string
+  readonly query?: Query
+  readonly body?: unknown
+  readonly schema: Schema.Schema<A, I>
+  readonly bucket: "read" | "write"
+  readonly cost: number
+  readonly signed: boolean
+}
+
+/** The body of a `POST /portfolio/events/orders`. */
+export interface CreateOrderBody {
+  readonly ticker: string
+  readonly client_order_id: string
+  readonly side: "bid" | "ask"
+  readonly count: string
+  readonly price: string
+  readonly time_in_force: "fill_or_kill" | "good_till_canceled" | "immediate_or_cancel"
+  readonly self_trade_prevention_type: "taker_at_cross" | "maker"
+  readonly post_only?: boolean
+  readonly reduce_only?: boolean
+  readonly expiration_time?: number
+}
+
+export interface AmendOrderBody {
+  readonly ticker: string
+  readonly side: "bid" | "ask"
+  readonly price: string
+  readonly count: string
+  readonly client_order_id?: string
+  readonly updated_client_order_id?: string
+}
+
+const VENUE = W.VENUE
+
+/** The venue's error codes in our kinds; anything else a 4xx says is a refusal with the venue's reason. */
+export const errorKind = (status: number, code: string): VenueError["kind"] => {
+  const c = code.toLowerCase()
+  if (status === 429) return "rate_limited"
+  if (c.includes("insufficient_balance") || c.includes("insufficient_funds")) return "insufficient_funds"
+  if (
+    c.includes("market_closed") ||
+    c.includes("market_not_open") ||
+    c.includes("market_paused") ||
+    c.includes("trading_is_paused") ||
+    c.includes("trading_paused") ||
+    c.includes("exchange_closed") ||
+    c.includes("exchange_paused") ||
+    c.includes("market_inactive")
+  )
+    return "market_closed"
+  if (status === 401 || status === 403 || status >= 500) return "unavailable"
+  return "rejected"
+}
+
+/** Reads `{"error": {code, message}}` or `{code, message}`; the text itself when it is neither. */
+const readError = (text: string): { code: string; message: string } => {
+  try {
+    const body = JSON.parse(text) as Record<string, unknown>
+    const e = (typeof body["error"] === "object" && body["error"] !== null ? body["error"] : body) as Record<
+      string,
+      unknown
+    >
+    const code = typeof e["code"] === "string" ? e["code"] : ""
+    const message = typeof e["message"] === "string" ? e["message"] : code
+    const details = typeof e["details"] === "string" && e["details"] !== "" ? `: ${e["details"]}` : ""
+    return { code, message: `${message}${details}` || text }
+  } catch {
+    return { code: "", message: text.slice(0, 200) }
+  }
+}
+
+const retryAfterOf = (r: HttpClientResponse.HttpClientResponse): number | undefined => {
+  const h = r.headers["retry-after"]
+  const n = h === undefined ? NaN : Number(h)
+  return Number.isFinite(n) && n >= 0 ? n : undefined
+}
+
+/** Builds the REST client of one account: its buckets live as long as the scope. */
+export const makeRest = (config: RestConfig) =>
+  Effect.gen(function* () {
+    const client = yield* HttpClient.HttpClient
+    const limits = config.limits ?? BASIC_TIER
+    const bucket = (b: Bucket) =>
+      RateLimiter.make({
+        algorithm: "token-bucket",
+        limit: b.capacity,
+        interval: Duration.millis(Math.max(1, Math.round((b.capacity / b.refillPerSecond) * 1000)))
+      })
+    const read = yield* bucket(limits.read)
+    const write = yield* bucket(limits.write)
+    const base = config.baseUrl.replace(/\/+$/, "")
+    const basePath = new URL(base).pathname.replace(/\/+$/, "")
+    const timeout = config.timeout ?? "10 seconds"
+
+    const call = <A, I>(c: Call<A, I>): Effect.Effect<A, VenueError> =>
+      Effect.gen(function* () {
+        const fail = (kind: VenueError["kind"], reason: string, retryAfterS?: number) =>
+          new VenueError({ venue: VENUE, kind, reason, ...(retryAfterS === undefined ? {} : { retryAfterS }) })
+        if (c.signed && config.credentials === undefined) {
+          return yield* Effect.fail(fail("not_supported", "no Kalshi credentials are configured (KALSHI_API_KEY_ID)"))
+        }
+        const query = Object.entries(c.query ?? {}).flatMap(([k, v]) =>
+          v === undefined ? [] : [[k, String(v)] as [string, string]]
+        )
+        let request = HttpClientRequest.make(c.method)(`${base}${c.path}`).pipe(
+          HttpClientRequest.setUrlParams(query),
+          HttpClientRequest.acceptJson
+        )
+        if (c.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, c.body)
+        if (config.credentials !== undefined) {
+          const now = yield* Clock.currentTimeMillis
+          request = HttpClientRequest.setHeaders(
+            request,
+            authHeaders(config.credentials.keyId, config.credentials.key, now, c.method, `${basePath}${c.path}`)
+          )
+        }
+        const limiter = c.bucket === "read" ? read : write
+        const response = yield* RateLimiter.withCost(c.cost)(limiter(Effect.void)).pipe(
+          Effect.zipRight(
+            client.execute(request).pipe(
+              Effect.flatMap((r) => Effect.map(r.text, (text) => ({ r, text }))),
+              Effect.scoped,
+              // the desk places orders in uninterruptible regions: the request itself must stay interruptible
+              // for the timeout to end it
+              Effect.interruptible,
+              Effect.timeoutFail({
+                duration: timeout,
+                onTimeout: () =>
+                  fail("timeout", `no answer to ${c.method} ${c.path} within ${Duration.format(timeout)}`)
+              })
+            )
+          ),
+          Effect.catchTag("RequestError", (e) =>
+            Effect.fail(fail("unavailable", `${c.method} ${c.path}: ${e.message}`))
+          ),
+          Effect.catchTag("ResponseError", (e) =>
+            Effect.fail(fail("unavailable", `${c.method} ${c.path}: ${e.message}`))
+          )
+        )
+        const { r, text } = response
+        if (r.status >= 200 && r.status < 300) {
+          const decoded = W.decodeEither(c.schema)(text === "" ? {} : safeJson(text))
+          if (Either.isLeft(decoded)) {
+            return yield* Effect.fail(
+              fail("unavailable", `unreadable answer to ${c.method} ${c.path}: ${decoded.left}`)
+            )
+          }
+          return decoded.right
+        }
+        const e = readError(text)
+        const kind = errorKind(r.status, e.code)
+        return yield* Effect.fail(
+          fail(
+            kind,
+            e.code !== "" ? `${e.code}: ${e.message}` : `HTTP ${r.status}: ${e.message}`,
+            kind === "rate_limited" ? retryAfterOf(r) : undefined
+          )
+        )
+      })
+
+    const get = <A, I>(path: string, schema: Schema.Schema<A, I>, query?: Query, signed = false) =>
+      call({ method: "GET", path, schema, bucket: "read", cost: COST.read, signed, ...(query ? { query } : {}) })
+    const enc = encodeURIComponent
+
+    return {
+      hasCredentials: config.credentials !== undefined,
+      events: (q: {
+        cursor?: string
+        limit?: number
+        status?: "open" | "closed" | "settled"
+        series_ticker?: string
+      }) => get("/events", W.EventsResponse, { ...q, with_nested_markets: true }),
+      event: (eventTicker: string) =>
+        get(`/events/${enc(eventTicker)}`, W.EventResponse, { with_nested_markets: true }),
+      markets: (q: { cursor?: string; limit?: number; status?: string; tickers?: string; event_ticker?: string }) =>
+        get("/markets", W.MarketsResponse, q),
+      market: (ticker: string) => get(`/markets/${enc(ticker)}`, W.MarketResponse),
+      series: (seriesTicker: string) => get(`/series/${enc(seriesTicker)}`, W.SeriesResponse),
+      orderbook: (ticker: string, depth?: number) =>
+        get(`/markets/${enc(ticker)}/orderbook`, W.OrderbookResponse, depth === undefined ? {} : { depth }),
+      trades: (q: { ticker: string; limit?: number; cursor?: string; min_ts?: number }) =>
+        get("/markets/trades", W.TradesResponse, q),
+      balance: get("/portfolio/balance", W.BalanceResponse, {}, true),
+      positions: (q: { cursor?: string; limit?: number; ticker?: string }) =>
+        get("/portfolio/positions", W.PositionsResponse, q, true),
+      orders: (q: {
+        ticker?: string
+        status?: "resting" | "canceled" | "executed"
+        cursor?: string
+        limit?: number
+        min_ts?: number
+      }) => get("/portfolio/orders", W.OrdersResponse, q, true),
+      order: (orderId: string) => get(`/portfolio/orders/${enc(orderId)}`, W.OrderResponse, {}, true),
+      fills: (q: { cursor?: string; limit?: number; min_ts?: number; order_id?: string; ticker?: string }) =>
+        get("/portfolio/fills", W.FillsResponse, q, true),
+      accountLimits: get("/account/limits", W.AccountLimitsResponse, {}, true),
+      createOrder: (body: CreateOrderBody) =>
+        call({
+          method: "POST",
+          path: "/portfolio/events/orders",
+          body,
+          schema: W.CreateOrderV2Response,
+          bucket: "write",
+          cost: COST.create,
+          signed: true
+        }),
+      cancelOrder: (orderId: string, ticker: string) =>
+        call({
+          method: "DELETE",
+          path: `/portfolio/events/orders/${enc(orderId)}`,
+          query: { market_ticker: ticker },
+          schema: W.CancelOrderV2Response,
+          bucket: "write",
+          cost: COST.cancel,
+          signed: true
+        }),
+      cancelAll: call({
+        method: "DELETE",
+        path: "/portfolio/events/orders",
+        schema: W.EmptyResponse,
+        bucket: "write",
+        cost: COST.cancelAll,
+        signed: true
+      }),
+      amendOrder: (orderId: string, body: AmendOrderBody) =>
+        call({
+          method: "POST",
+          path: `/portfolio/events/orders/${enc(orderId)}/amend`,
+          body,
+          schema: W.AmendOrderV2Response,
+          bucket: "write",
+          cost: COST.amend,
+          signed: true
+        }),
+      decreaseOrder: (orderId: string, ticker: string, reduceTo: string) =>
+        call({
+          method: "POST",
+          path: `/portfolio/events/orders/${enc(orderId)}/decrease`,
+          body: { reduce_to: reduceTo, market_ticker: ticker },
+          schema: W.DecreaseOrderV2Response,
+          bucket: "write",
+          cost: COST.decrease,
+          signed: true
+        })
+    }
+  })
+
+const safeJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** The REST client of one account. */
+export type KalshiRest = Effect.Effect.Success<ReturnType<typeof makeRest>>
+export type RestRequirements = HttpClient.HttpClient | Scope.Scope

@@ -1,0 +1,628 @@
+/** A fake Kalshi exchange on loopback, written from the venue's API descriptions: REST and WebSocket, every signature checked, a small matching book. */
+import { Effect } from "effect"
+import { type KeyObject } from "node:crypto"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { type WebSocket, WebSocketServer } from "ws"
+import * as F from "../../../src/Domain/Fixed.ts"
+import { signingMessage, verifyMessage } from "../../../src/Venues/Kalshi/Signing.ts"
+import type { SentRequest } from "./Spec.ts"
+
+const f = F.of
+const fmt = (x: F.Fixed, places: number) => {
+  const whole = Math.trunc(x / F.SCALE)
+  const frac = Math.round((x - whole * F.SCALE) / 10 ** (6 - places))
+  return `${x < 0 && whole === 0 ? "-" : ""}${whole}.${String(Math.abs(frac)).padStart(places, "0")}`
+}
+const dollars = (x: F.Fixed) => fmt(x, 4)
+const count = (x: F.Fixed) => fmt(x, 2)
+const money = (x: F.Fixed) => fmt(x, 6)
+
+export interface FakeMarketSpec {
+  readonly ticker: string
+  readonly event: string
+  readonly title: string
+  readonly status?: string
+  /** Others' YES bids and NO bids, `[price, size]` in the venue's own (leg) prices. */
+  readonly yes: ReadonlyArray<readonly [string, string]>
+  readonly no: ReadonlyArray<readonly [string, string]>
+}
+
+interface FakeMarket {
+  readonly ticker: string
+  readonly event: string
+  readonly title: string
+  status: string
+  /** Others' liquidity: YES bids and NO bids by leg price. */
+  readonly yes: Map<number, F.Fixed>
+  readonly no: Map<number, F.Fixed>
+}
+
+export interface FakeOrder {
+  readonly order_id: string
+  readonly client_order_id: string
+  readonly ticker: string
+  readonly side: "bid" | "ask"
+  price: F.Fixed
+  initial: F.Fixed
+  filled: F.Fixed
+  status: "resting" | "canceled" | "executed"
+  /** Cost of the leg bought (YES for a bid, NO for an ask), taker and maker. */
+  takerCost: F.Fixed
+  makerCost: F.Fixed
+  takerFees: F.Fixed
+  created: number
+  updated: number
+  expiration: number | null
+}
+
+interface Sub {
+  readonly sid: number
+  readonly channel: string
+  readonly tickers: Set<string>
+  seq: number
+}
+
+interface Conn {
+  readonly socket: WebSocket
+  readonly subs: Array<Sub>
+}
+
+/** What a test can make the exchange do to the next request of a route. */
+export type Trick =
+  | {
+      readonly kind: "fail"
+      readonly status: number
+      readonly body: unknown
+      readonly headers?: Record<string, string>
+    }
+  /** Carries the request out but never answers (as when the reply is lost). */
+  | { readonly kind: "swallow" }
+
+const takerFee = (n: F.Fixed, p: F.Fixed) =>
+  F.roundTo(F.mul(F.mul(F.mul(f("0.07"), n, "up"), p, "up"), F.sub(F.ONE, p), "up"), f("0.0001"), "up")
+
+export class FakeKalshi {
+  readonly requests: Array<SentRequest> = []
+  readonly commands: Array<unknown> = []
+  readonly rejectedSignatures: Array<string> = []
+  readonly markets = new Map<string, FakeMarket>()
+  readonly orders: Array<FakeOrder> = []
+  readonly fills: Array<Record<string, unknown>> = []
+  readonly connections: Array<Conn> = []
+  readonly tricks: Array<{ method: string; path: RegExp; trick: Trick }> = []
+  balance = f("1000")
+  /** Seq numbers to skip on the next orderbook_delta messages (a lost message). */
+  dropDeltas = 0
+  private n = 0
+  private sids = 0
+  private server!: Server
+  private wss!: WebSocketServer
+  port = 0
+
+  constructor(
+    private readonly publicKey: KeyObject,
+    specs: ReadonlyArray<FakeMarketSpec>,
+    private readonly clock: () => number = () => Date.now()
+  ) {
+    for (const s of specs) {
+      this.markets.set(s.ticker, {
+        ticker: s.ticker,
+        event: s.event,
+        title: s.title,
+        status: s.status ?? "active",
+        yes: new Map(s.yes.map(([p, n]) => [f(p), f(n)])),
+        no: new Map(s.no.map(([p, n]) => [f(p), f(n)]))
+      })
+    }
+  }
+
+  get apiUrl() {
+    return `http://127.0.0.1:${this.port}/trade-api/v2`
+  }
+  get wsUrl() {
+    return `ws://127.0.0.1:${this.port}/trade-api/ws/v2`
+  }
+
+  /** The next request of `method` on a path matching `path` meets the trick. */
+  trick(method: string, path: RegExp, trick: Trick) {
+    this.tricks.push({ method, path, trick })
+  }
+
+  start(): Promise<void> {
+    this.server = createServer((req, res) => void this.onRequest(req, res))
+    this.wss = new WebSocketServer({ noServer: true })
+    this.server.on("upgrade", (req, socket, head) => {
+      if (!this.verified(req, "GET", new URL(req.url ?? "/", "http://x").pathname)) {
+        socket.write("HTTP/1.1 401 Unauthorized\r\n\r\n")
+        socket.destroy()
+        return
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws))
+    })
+    return new Promise((resolve) =>
+      this.server.listen(this.port, "127.0.0.1", () => {
+        this.port = (this.server.address() as AddressInfo).port
+        resolve()
+      })
+    )
+  }
+
+  stop(): Promise<void> {
+    for (const c of this.connections) c.socket.terminate()
+    this.wss.close()
+    this.server.closeAllConnections()
+    return new Promise((resolve) => this.server.close(() => resolve()))
+  }
+
+  /** Closes every socket, as a network failure would. */
+  dropSockets() {
+    for (const c of this.connections.splice(0)) c.socket.terminate()
+  }
+
+  /** Others' liquidity changes at one level (a venue delta); streamed to subscribers. */
+  move(ticker: string, side: "yes" | "no", price: string, delta: string) {
+    const m = this.markets.get(ticker)!
+    const ladder = side === "yes" ? m.yes : m.no
+    const p = f(price)
+    const size = F.add(ladder.get(p) ?? F.ZERO, f(delta))
+    if (size > 0) ladder.set(p, size)
+    else ladder.delete(p)
+    this.delta(ticker, side, p, f(delta))
+  }
+
+  /** An outside taker fills `amount` of an own resting order (it becomes the maker). */
+  fillResting(orderId: string, amount: string) {
+    const o = this.orders.find((x) => x.order_id === orderId)!
+    const n = F.min(f(amount), F.sub(o.initial, o.filled))
+    this.execute(o, n, o.price, false)
+    this.delta(o.ticker, o.side === "bid" ? "yes" : "no", o.side === "bid" ? o.price : F.sub(F.ONE, o.price), F.neg(n))
+    this.pushOrder(o)
+  }
+
+  /** The market's lifecycle moves (`deactivated` pauses it, `activated` opens it): streamed on market_lifecycle_v2. */
+  lifecycle(ticker: string, event: "activated" | "deactivated", status: string) {
+    this.markets.get(ticker)!.status = status
+    for (const c of this.connections)
+      for (const s of c.subs)
+        if (s.channel === "market_lifecycle_v2" && s.tickers.has(ticker))
+          c.socket.send(
+            JSON.stringify({
+              type: "market_lifecycle_v2",
+              sid: s.sid,
+              msg: { market_ticker: ticker, event_type: event }
+            })
+          )
+  }
+
+  /** The venue cancels an own resting order by itself (an expiry, a market rule, another client). */
+  cancelOutside(orderId: string) {
+    this.cancel(this.orders.find((x) => x.order_id === orderId)!)
+  }
+
+  // ------------------------------------------------------------------------------------------ REST
+
+  private verified(req: IncomingMessage, method: string, path: string): boolean {
+    const key = req.headers["kalshi-access-key"]
+    const ts = req.headers["kalshi-access-timestamp"]
+    const sig = req.headers["kalshi-access-signature"]
+    const ok =
+      typeof key === "string" &&
+      typeof ts === "string" &&
+      typeof sig === "string" &&
+      verifyMessage(this.publicKey, signingMessage(Number(ts), method, path), sig)
+    if (!ok) this.rejectedSignatures.push(`${method} ${path}`)
+    return ok
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? "/", "http://x")
+    const method = req.method ?? "GET"
+    let raw = ""
+    for await (const chunk of req) raw += String(chunk)
+    const body = raw === "" ? undefined : (JSON.parse(raw) as Record<string, any>)
+    const query = Object.fromEntries(url.searchParams.entries())
+    this.requests.push({ method, path: url.pathname, query, ...(body === undefined ? {} : { body }) })
+    const send = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { "content-type": "application/json", ...headers })
+      res.end(payload === undefined ? "" : JSON.stringify(payload))
+    }
+    const error = (status: number, code: string, message: string) => send(status, { error: { code, message } })
+    const path = url.pathname.replace(/^\/trade-api\/v2/, "")
+    const isPrivate = path.startsWith("/portfolio") || path.startsWith("/account")
+    // public routes may come signed too; a signature that is there must verify
+    if (
+      (isPrivate || req.headers["kalshi-access-signature"] !== undefined) &&
+      !this.verified(req, method, url.pathname)
+    )
+      return error(401, "authentication_error", "bad signature")
+    const t = this.tricks.findIndex((x) => x.method === method && x.path.test(path))
+    const trick = t === -1 ? undefined : this.tricks.splice(t, 1)[0]!.trick
+    if (trick?.kind === "fail") return send(trick.status, trick.body, trick.headers)
+    const answer = (status: number, payload?: unknown) =>
+      trick?.kind === "swallow" ? undefined : send(status, payload)
+
+    let m: RegExpExecArray | null
+    if (method === "GET" && path === "/events") return answer(200, this.events(query))
+    if (method === "GET" && path === "/markets/trades") return answer(200, { cursor: "", trades: [] })
+    if (method === "GET" && (m = /^\/markets\/([^/]+)$/.exec(path))) {
+      const market = this.markets.get(decodeURIComponent(m[1]!))
+      return market ? answer(200, { market: this.marketRecord(market) }) : error(404, "not_found", "market not found")
+    }
+    if (method === "GET" && (m = /^\/markets\/([^/]+)\/orderbook$/.exec(path))) {
+      const market = this.markets.get(decodeURIComponent(m[1]!))
+      if (!market) return error(404, "not_found", "market not found")
+      const { yes, no } = this.ladders(market)
+      return answer(200, { orderbook_fp: { yes_dollars: yes, no_dollars: no } })
+    }
+    if (method === "GET" && path === "/portfolio/balance")
+      return answer(200, { balance: Math.round(this.balance / 10_000), balance_dollars: dollars(this.balance) })
+    if (method === "GET" && path === "/portfolio/orders") {
+      const list = this.orders
+        .filter((o) => (query["ticker"] ? o.ticker === query["ticker"] : true))
+        .filter((o) => (query["status"] ? o.status === query["status"] : true))
+        .slice()
+        .reverse()
+      return answer(200, { cursor: "", orders: list.map((o) => this.orderRecord(o)) })
+    }
+    if (method === "GET" && (m = /^\/portfolio\/orders\/([^/]+)$/.exec(path))) {
+      const o = this.orders.find((x) => x.order_id === m![1])
+      return o ? answer(200, { order: this.orderRecord(o) }) : error(404, "not_found", "order not found")
+    }
+    if (method === "GET" && path === "/portfolio/fills") {
+      const list = this.fills
+        .filter((x) => (query["order_id"] ? x["order_id"] === query["order_id"] : true))
+        .filter((x) => (query["min_ts"] ? (x["ts"] as number) >= Number(query["min_ts"]) : true))
+      return answer(200, { cursor: "", fills: list })
+    }
+    if (method === "GET" && path === "/portfolio/positions") {
+      const held = new Map<string, F.Fixed>()
+      for (const x of this.fills) {
+        const n = f(x["count_fp"] as string)
+        const t = x["ticker"] as string
+        held.set(t, F.add(held.get(t) ?? F.ZERO, x["book_side"] === "bid" ? n : F.neg(n)))
+      }
+      return answer(200, {
+        cursor: "",
+        market_positions: [...held.entries()].map(([ticker, n]) => ({ ticker, position_fp: count(n) }))
+      })
+    }
+    if (method === "POST" && path === "/portfolio/events/orders") return this.create(body!, answer, error)
+    if (method === "DELETE" && path === "/portfolio/events/orders") {
+      for (const o of this.orders) if (o.status === "resting") this.cancel(o)
+      return answer(204)
+    }
+    if ((m = /^\/portfolio\/events\/orders\/([^/]+)(\/amend|\/decrease)?$/.exec(path))) {
+      const o = this.orders.find((x) => x.order_id === m![1])
+      if (!o || o.status !== "resting") return error(404, "not_found", "order not found or not resting")
+      if (method === "DELETE") {
+        const left = F.sub(o.initial, o.filled)
+        this.cancel(o)
+        return answer(200, {
+          order_id: o.order_id,
+          client_order_id: o.client_order_id,
+          reduced_by: count(left),
+          ts_ms: this.clock()
+        })
+      }
+      if (m[2] === "/decrease") {
+        const to = f(body!["reduce_to"])
+        this.resize(o, F.add(o.filled, to))
+        return answer(200, {
+          order_id: o.order_id,
+          remaining_count: count(F.sub(o.initial, o.filled)),
+          ts_ms: this.clock()
+        })
+      }
+      if (m[2] === "/amend") {
+        const price = f(body!["price"])
+        if (price !== o.price) {
+          const left = F.sub(o.initial, o.filled)
+          this.delta(o.ticker, o.side === "bid" ? "yes" : "no", this.legPrice(o), F.neg(left))
+          o.price = price
+          this.delta(o.ticker, o.side === "bid" ? "yes" : "no", this.legPrice(o), left)
+        }
+        this.resize(o, f(body!["count"]))
+        return answer(200, { order_id: o.order_id, client_order_id: o.client_order_id, ts_ms: this.clock() })
+      }
+    }
+    return error(404, "not_found", `no route ${method} ${path}`)
+  }
+
+  private legPrice(o: FakeOrder) {
+    return o.side === "bid" ? o.price : F.sub(F.ONE, o.price)
+  }
+
+  private resize(o: FakeOrder, initial: F.Fixed) {
+    const before = F.sub(o.initial, o.filled)
+    o.initial = initial
+    const after = F.sub(o.initial, o.filled)
+    this.delta(o.ticker, o.side === "bid" ? "yes" : "no", this.legPrice(o), F.sub(after, before))
+    o.updated = this.clock()
+    if (after <= 0) o.status = "canceled"
+    this.pushOrder(o)
+  }
+
+  private cancel(o: FakeOrder) {
+    const left = F.sub(o.initial, o.filled)
+    o.status = "canceled"
+    o.updated = this.clock()
+    this.delta(o.ticker, o.side === "bid" ? "yes" : "no", this.legPrice(o), F.neg(left))
+    this.pushOrder(o)
+  }
+
+  private create(
+    b: Record<string, any>,
+    answer: (status: number, payload?: unknown) => void,
+    error: (status: number, code: string, message: string) => void
+  ) {
+    const market = this.markets.get(b["ticker"])
+    if (!market) return error(404, "not_found", "market not found")
+    if (market.status !== "active") return error(409, "market_closed", "market is not open for trading")
+    const price = f(b["price"])
+    const n = f(b["count"])
+    const side = b["side"] as "bid" | "ask"
+    const cost = side === "bid" ? F.mul(price, n) : F.mul(F.sub(F.ONE, price), n)
+    if (cost > this.balance) return error(400, "insufficient_balance", "not enough balance for this order")
+    if (b["client_order_id"] && this.orders.some((o) => o.client_order_id === b["client_order_id"]))
+      return error(409, "order_already_exists", "an order with this client_order_id exists")
+    const now = this.clock()
+    const o: FakeOrder = {
+      order_id: `ord-${++this.n}`,
+      client_order_id: b["client_order_id"] ?? "",
+      ticker: market.ticker,
+      side,
+      price,
+      initial: n,
+      filled: F.ZERO,
+      status: "resting",
+      takerCost: F.ZERO,
+      makerCost: F.ZERO,
+      takerFees: F.ZERO,
+      created: now,
+      updated: now,
+      expiration: typeof b["expiration_time"] === "number" ? b["expiration_time"] * 1000 : null
+    }
+    // crossing: a bid takes NO bids at 1 − q ≤ p; an ask takes YES bids at ≥ p
+    const contra = side === "bid" ? market.no : market.yes
+    const levels = [...contra.keys()].sort((a, b) => b - a)
+    const crosses = (q: number) => (side === "bid" ? F.sub(F.ONE, q as F.Fixed) <= price : q >= price)
+    if (b["post_only"] === true && levels.some(crosses))
+      return error(400, "post_only_cross", "post-only order would cross")
+    this.orders.push(o)
+    for (const q of levels) {
+      if (!crosses(q) || o.filled >= o.initial) break
+      const available = contra.get(q)!
+      const take = F.min(available, F.sub(o.initial, o.filled))
+      const yesPrice = side === "bid" ? F.sub(F.ONE, q as F.Fixed) : (q as F.Fixed)
+      this.execute(o, take, yesPrice, true)
+      const left = F.sub(available, take)
+      if (left > 0) contra.set(q, left)
+      else contra.delete(q)
+      this.delta(market.ticker, side === "bid" ? "no" : "yes", q as F.Fixed, F.neg(take))
+    }
+    const left = F.sub(o.initial, o.filled)
+    if (left > 0) {
+      if (b["time_in_force"] === "fill_or_kill" && o.filled === 0) o.status = "canceled"
+      else if (b["time_in_force"] !== "good_till_canceled") o.status = "canceled"
+      else this.delta(market.ticker, side === "bid" ? "yes" : "no", this.legPrice(o), left)
+    } else o.status = "executed"
+    this.pushOrder(o)
+    return answer(201, {
+      order_id: o.order_id,
+      client_order_id: o.client_order_id,
+      fill_count: count(o.filled),
+      remaining_count: count(o.status === "resting" ? left : F.ZERO),
+      ts_ms: now
+    })
+  }
+
+  private execute(o: FakeOrder, n: F.Fixed, yesPrice: F.Fixed, taker: boolean) {
+    const legPrice = o.side === "bid" ? yesPrice : F.sub(F.ONE, yesPrice)
+    const fee = taker ? takerFee(n, yesPrice) : F.ZERO
+    o.filled = F.add(o.filled, n)
+    if (taker) {
+      o.takerCost = F.add(o.takerCost, F.mul(legPrice, n))
+      o.takerFees = F.add(o.takerFees, fee)
+    } else o.makerCost = F.add(o.makerCost, F.mul(legPrice, n))
+    if (o.filled >= o.initial) o.status = "executed"
+    this.balance = F.sub(this.balance, F.add(F.mul(legPrice, n), fee))
+    const now = this.clock()
+    o.updated = now
+    const fill = {
+      fill_id: `tr-${++this.n}`,
+      trade_id: `tr-${this.n}`,
+      order_id: o.order_id,
+      client_order_id: o.client_order_id,
+      market_ticker: o.ticker,
+      ticker: o.ticker,
+      side: o.side === "bid" ? "yes" : "no",
+      action: "buy",
+      book_side: o.side,
+      yes_price_dollars: dollars(yesPrice),
+      no_price_dollars: dollars(F.sub(F.ONE, yesPrice)),
+      count_fp: count(n),
+      fee_cost: money(fee),
+      is_taker: taker,
+      ts: Math.floor(now / 1000),
+      ts_ms: now,
+      created_time: new Date(now).toISOString()
+    }
+    this.fills.push(fill)
+    this.push("fill", o.ticker, { type: "fill", msg: fill })
+  }
+
+  // ------------------------------------------------------------------------------------------ records
+
+  private marketRecord(m: FakeMarket) {
+    return {
+      ticker: m.ticker,
+      event_ticker: m.event,
+      market_type: "binary",
+      title: m.title,
+      yes_sub_title: "Yes",
+      no_sub_title: "No",
+      status: m.status,
+      open_time: "2026-01-01T00:00:00Z",
+      close_time: "2099-01-01T00:00:00Z",
+      result: "",
+      price_level_structure: "linear_cent",
+      price_ranges: [{ start: "0.0000", end: "1.0000", step: "0.0100" }]
+    }
+  }
+
+  private events(query: Record<string, string>) {
+    const byEvent = new Map<string, Array<FakeMarket>>()
+    for (const m of this.markets.values()) byEvent.set(m.event, [...(byEvent.get(m.event) ?? []), m])
+    const all = [...byEvent.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))
+    const start = query["cursor"] ? Number(query["cursor"]) : 0
+    const limit = query["limit"] ? Number(query["limit"]) : 200
+    const page = all.slice(start, start + limit)
+    return {
+      cursor: start + limit < all.length ? String(start + limit) : "",
+      events: page.map(([event, ms]) => ({
+        event_ticker: event,
+        series_ticker: event.split("-")[0],
+        title: `Event ${event}`,
+        sub_title: "",
+        category: "Test",
+        markets: ms.map((m) => this.marketRecord(m))
+      }))
+    }
+  }
+
+  /** Both ladders as the venue publishes them: others' bids plus own resting orders, ascending. */
+  private ladders(m: FakeMarket) {
+    const yes = new Map(m.yes)
+    const no = new Map(m.no)
+    for (const o of this.orders) {
+      if (o.ticker !== m.ticker || o.status !== "resting") continue
+      const ladder = o.side === "bid" ? yes : no
+      const p = this.legPrice(o)
+      ladder.set(p, F.add(ladder.get(p) ?? F.ZERO, F.sub(o.initial, o.filled)))
+    }
+    const out = (l: Map<number, F.Fixed>) =>
+      [...l.entries()].sort((a, b) => a[0] - b[0]).map(([p, n]) => [dollars(p as F.Fixed), count(n)])
+    return { yes: out(yes), no: out(no) }
+  }
+
+  private orderRecord(o: FakeOrder) {
+    return {
+      order_id: o.order_id,
+      client_order_id: o.client_order_id,
+      ticker: o.ticker,
+      status: o.status,
+      side: "yes",
+      action: o.side === "bid" ? "buy" : "sell",
+      book_side: o.side,
+      outcome_side: o.side === "bid" ? "yes" : "no",
+      type: "limit",
+      yes_price_dollars: dollars(o.price),
+      no_price_dollars: dollars(F.sub(F.ONE, o.price)),
+      initial_count_fp: count(o.initial),
+      fill_count_fp: count(o.filled),
+      remaining_count_fp: count(o.status === "resting" ? F.sub(o.initial, o.filled) : F.ZERO),
+      taker_fill_cost_dollars: money(o.takerCost),
+      maker_fill_cost_dollars: money(o.makerCost),
+      taker_fees_dollars: money(o.takerFees),
+      maker_fees_dollars: money(F.ZERO),
+      created_time: new Date(o.created).toISOString(),
+      last_update_time: new Date(o.updated).toISOString(),
+      last_updated_ts_ms: o.updated,
+      ...(o.expiration === null ? {} : { expiration_time: new Date(o.expiration).toISOString() }),
+      self_trade_prevention_type: "taker_at_cross"
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ WebSocket
+
+  private onSocket(socket: WebSocket) {
+    const conn: Conn = { socket, subs: [] }
+    this.connections.push(conn)
+    socket.on("close", () => {
+      const i = this.connections.indexOf(conn)
+      if (i !== -1) this.connections.splice(i, 1)
+    })
+    socket.on("message", (data) => {
+      const cmd = JSON.parse(String(data)) as { id: number; cmd: string; params: Record<string, any> }
+      this.commands.push(cmd)
+      const reply = (x: unknown) => socket.send(JSON.stringify(x))
+      if (cmd.cmd === "subscribe") {
+        for (const channel of cmd.params["channels"] as Array<string>) {
+          const sub: Sub = { sid: ++this.sids, channel, tickers: new Set(cmd.params["market_tickers"] ?? []), seq: 0 }
+          conn.subs.push(sub)
+          reply({ type: "subscribed", id: cmd.id, msg: { channel, sid: sub.sid } })
+          if (channel === "orderbook_delta") for (const t of sub.tickers) this.snapshot(socket, sub, t, cmd.id)
+        }
+      } else if (cmd.cmd === "update_subscription") {
+        const sub = conn.subs.find((s) => s.sid === cmd.params["sid"])
+        if (!sub) return reply({ type: "error", id: cmd.id, msg: { code: 6, msg: "unknown sid" } })
+        const tickers = (cmd.params["market_tickers"] ?? []) as Array<string>
+        if (cmd.params["action"] === "add_markets") {
+          for (const t of tickers) sub.tickers.add(t)
+          reply({ type: "ok", id: cmd.id, sid: sub.sid, seq: ++sub.seq, msg: { market_tickers: [...sub.tickers] } })
+          if (sub.channel === "orderbook_delta") for (const t of tickers) this.snapshot(socket, sub, t, cmd.id)
+        } else if (cmd.params["action"] === "get_snapshot") {
+          for (const t of tickers) this.snapshot(socket, sub, t, cmd.id)
+        }
+      }
+    })
+  }
+
+  private snapshot(socket: WebSocket, sub: Sub, ticker: string, id: number) {
+    const m = this.markets.get(ticker)
+    if (!m) return
+    const { yes, no } = this.ladders(m)
+    socket.send(
+      JSON.stringify({
+        type: "orderbook_snapshot",
+        id,
+        sid: sub.sid,
+        seq: ++sub.seq,
+        msg: { market_ticker: ticker, yes_dollars_fp: yes, no_dollars_fp: no }
+      })
+    )
+  }
+
+  private delta(ticker: string, side: "yes" | "no", legPrice: F.Fixed, delta: F.Fixed) {
+    if (delta === 0) return
+    const now = this.clock()
+    for (const c of this.connections)
+      for (const s of c.subs) {
+        if (s.channel !== "orderbook_delta" || !s.tickers.has(ticker)) continue
+        s.seq += 1
+        if (this.dropDeltas > 0) {
+          this.dropDeltas -= 1
+          continue
+        }
+        c.socket.send(
+          JSON.stringify({
+            type: "orderbook_delta",
+            sid: s.sid,
+            seq: s.seq,
+            msg: { market_ticker: ticker, price_dollars: dollars(legPrice), delta_fp: count(delta), side, ts_ms: now }
+          })
+        )
+      }
+  }
+
+  private pushOrder(o: FakeOrder) {
+    this.push("user_orders", o.ticker, { type: "user_order", msg: this.orderRecord(o) })
+  }
+
+  private push(channel: string, _ticker: string, message: { type: string; msg: unknown }) {
+    for (const c of this.connections)
+      for (const s of c.subs) if (s.channel === channel) c.socket.send(JSON.stringify({ ...message, sid: s.sid }))
+  }
+}
+
+/** A started fake exchange for the scope. */
+export const fakeKalshi = (publicKey: KeyObject, specs: ReadonlyArray<FakeMarketSpec>) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const fake = new FakeKalshi(publicKey, specs)
+      await fake.start()
+      return fake
+    }),
+    (fake) => Effect.promise(() => fake.stop())
+  )
