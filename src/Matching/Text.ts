@@ -1,0 +1,203 @@
+/** Text of market questions made comparable: normalised characters, canonical phrases, stemmed content words. */
+import { stemmer } from "stemmer"
+
+/** Lower case, accents and typographic quotes removed, `&` spelled out, spaces collapsed. */
+export const normalize = (text: string): string =>
+  text
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[\u2018\u2019\u201b`]/g, "'")
+    .replace(/[\u201c\u201d"*]/g, " ")
+    .replace(/[\u2013\u2014]/g, "-")
+    .replace(/&/g, " and ")
+    .replace(/\s+/g, " ")
+    .trim()
+
+/**
+ * Phrases that name one thing in several ways, rewritten to one token before words are split. Competitions,
+ * offices and outcomes are written as `k_…` tokens: a proposition about one never matches one about another.
+ */
+const PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
+  // competitions: the thing a team or a person wins
+  [/\b(?:nba )?western conference(?: finals| championship| title)?\b/g, " k_westconf "],
+  [/\b(?:nba )?eastern conference(?: finals| championship| title)?\b/g, " k_eastconf "],
+  [/\bnba (?:finals|championship|title)\b/g, " k_nbafinal "],
+  [/\bstanley cup(?: finals?)?\b/g, " k_stanleycup "],
+  [/\b(?:mlb )?world series\b|\bpro baseball championship\b/g, " k_worldseries "],
+  [/\bsuper bowl\b|\bpro football championship\b|\bnfl (?:league )?championship\b/g, " k_superbowl "],
+  [/\bmarch madness\b|\bncaa (?:men's )?(?:basketball )?(?:tournament|championship)\b/g, " k_ncaatourn "],
+  [/\b(?:uefa )?champions league\b/g, " k_ucl "],
+  [/\b(?:uefa )?europa league\b/g, " k_uel "],
+  [/\bpremier league\b/g, " k_epl "],
+  [/\bnobel peace prize\b/g, " k_nobelpeace "],
+  [/\bcy young(?: award)?\b/g, " cyyoung "],
+  // contests inside an election
+  [/\b(?:the )?(?:2nd|second)(?: most seats| place| most votes)?\b/g, " k_second "],
+  [/\bmost seats\b/g, " k_mostseats "],
+  [/\b(?:1st|first) round\b/g, " k_firstround "],
+  [/\b(?:be )?1st in\b/g, " k_firstround "],
+  [/\bmost votes\b/g, " k_mostvotes "],
+  [/\b(?:presidential |president(?:ial)? )?(?:nominee|nomination|primary)\b/g, " k_nominee "],
+  [/\bprime minister\b/g, " primeminister "],
+  [/\bpresidential\b/g, " president "],
+  // central bank outcomes
+  [/\bno change\b|\b(?:hold|holds|pause|pauses|maintain|maintains|keep|keeps) (?:interest )?rates?\b/g, " k_hold "],
+  [/\b(?:cuts?|decreases?|lowers?|reduces?)(?= (?:interest )?rates?\b| by \d)/g, " k_cut "],
+  [/\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d)/g, " k_hike "],
+  [/\binterest rates?\b|\brates\b/g, " rate "],
+  [/\bfederal reserve\b|\bfomc\b/g, " fed "],
+  // names written several ways
+  [/\bu\.?s\.?a?\.?(?= |$)|\bunited states\b/g, " us "],
+  [/\bunited kingdom\b|\bu\.k\.|\bbritain\b|\bgreat britain\b/g, " uk "],
+  [/\bnew york city\b|\bnyc\b/g, " nyc "],
+  [/\blos angeles\b/g, " la "],
+  [/\brfk jr\b\.?|\brobert (?:f\. |f )?kennedy(?: jr\.?)?/g, " rfk "],
+  [/\bfivethirtyeight\b/g, " 538 "],
+  [/\bu-3\b/g, " u3 "],
+  [/\bmayorship\b/g, " mayor "],
+  [
+    /\bout as\b|\bno longer (?:serving )?as\b|\bleaves?\b|\bstep(?:s)? down\b|\bresigns?\b|\bdepart(?:s)?\b/g,
+    " leave "
+  ],
+  [/\b(?:enacts?|imposes?|implements?)\b/g, " impose "],
+  [/\bmake up\b|\bforms?\b/g, " form "],
+  // a confirmation vote names the office in passing: "vote to confirm X as Secretary of Y" is "vote for X"
+  [/\bvote to confirm\b/g, " vote for "],
+  [
+    /\bas (?:the )?(?:[a-z]+ )?(?:secretary|director|attorney general|administrator|ambassador|chair(?:man)?|commissioner|head)\b(?: of (?:the )?(?:(?!by\b|before\b|in\b|on\b|at\b|after\b|until\b|during\b)[a-z]+(?: and)? ?){1,4})?/g,
+    " "
+  ],
+  [/\b(?:creat(?:e|ed|es|ion)|achiev(?:e|ed|es|ement)|develop(?:s|ed)?)\b(?: of)?/g, " achieve "],
+  [/\bwins?\b|\bwon\b|\bget\b|\bgets\b|\breceives?\b/g, " win "]
+]
+
+/** Roman numerals that stand for a version or a sequel ("GTA VI"), never the single letters i, v, x. */
+const ROMAN: Readonly<Record<string, string>> = {
+  ii: "2",
+  iii: "3",
+  iv: "4",
+  vi: "6",
+  vii: "7",
+  viii: "8",
+  ix: "9"
+}
+
+/** Adjectives of places, mapped to the place. */
+const DEMONYMS: Readonly<Record<string, string>> = {
+  german: "germany",
+  greenlandic: "greenland",
+  polish: "poland",
+  romanian: "romania",
+  canadian: "canada",
+  ecuadorian: "ecuador",
+  brazilian: "brazil",
+  australian: "australia",
+  french: "france",
+  british: "uk",
+  chinese: "china",
+  japanese: "japan",
+  mexican: "mexico",
+  russian: "russia",
+  ukrainian: "ukraine",
+  indian: "india",
+  israeli: "israel",
+  iranian: "iran",
+  spanish: "spain",
+  italian: "italy",
+  korean: "korea",
+  turkish: "turkey",
+  argentine: "argentina",
+  argentinian: "argentina",
+  colombian: "colombia",
+  chilean: "chile",
+  peruvian: "peru",
+  dutch: "netherlands",
+  swedish: "sweden",
+  norwegian: "norway",
+  danish: "denmark",
+  finnish: "finland",
+  irish: "ireland",
+  portuguese: "portugal",
+  hungarian: "hungary",
+  czech: "czechia",
+  austrian: "austria",
+  swiss: "switzerland",
+  belgian: "belgium",
+  filipino: "philippines",
+  venezuelan: "venezuela",
+  democrats: "democrat",
+  democratic: "democrat",
+  republicans: "republican",
+  gop: "republican"
+}
+
+/** Crypto assets by ticker and name. */
+export const ASSETS: Readonly<Record<string, string>> = {
+  btc: "bitcoin",
+  bitcoin: "bitcoin",
+  eth: "ethereum",
+  ether: "ethereum",
+  ethereum: "ethereum",
+  sol: "solana",
+  solana: "solana",
+  xrp: "xrp",
+  ripple: "xrp",
+  doge: "dogecoin",
+  dogecoin: "dogecoin",
+  bnb: "bnb",
+  ada: "cardano",
+  cardano: "cardano",
+  hype: "hyperliquid",
+  hyperliquid: "hyperliquid"
+}
+
+/** Commodities and indices whose price questions each venue settles on its own reference. */
+export const PRICED = new Set(["wti", "crude", "oil", "brent", "gold", "silver", "gas", "gasoline", "copper", "spx"])
+
+/** Words that carry no identity of the proposition. */
+const STOP = new Set(
+  (
+    "a an the of in on at by to for from with and or as is are be been being was were will would shall should " +
+    "who what which whom whose how many much when where whether this that these those there their its it his her " +
+    "they them he she do does did have has had than then if yes no not market resolve resolves resolved according " +
+    "per any next new between above below over under more less least most greater fewer higher lower equal " +
+    "before after during until through end price close closes settle settlement value level score rate share " +
+    "percent percentage total number count amount happen occur official officially announce announc happens " +
+    "successfully success reach reaches reached up down week month year day date time today tomorrow et est edt " +
+    "pt utc am pm party"
+  ).split(" ")
+)
+
+/** Words kept but weighed little: they say what kind of question it is, not which one. */
+export const GENERIC = new Set(["win", "elect", "president", "us", "vote", "trump", "donald"])
+
+/** Rewrites the phrases that name one thing several ways to one token each. */
+export const rewrite = (normalized: string): string => {
+  let text = ` ${normalized} `
+  for (const [re, to] of PHRASES) text = text.replace(re, to)
+  return text
+}
+
+/** The canonical tokens of a rewritten text: stop words dropped, the rest mapped and stemmed. */
+export const words = (text: string): Array<string> => {
+  const out: Array<string> = []
+  for (const raw of text.split(/[^a-z0-9_.$%'-]+/)) {
+    let word = raw.replace(/^[.'-]+|[.'-]+$/g, "").replace(/'s$/, "")
+    if (word === "") continue
+    if (/^\d{4}$/.test(word) && word.startsWith("20")) continue
+    word = word.replace(/[.'-]/g, "")
+    if (word === "" || STOP.has(word)) continue
+    if (word.startsWith("k_")) {
+      out.push(word)
+      continue
+    }
+    const mapped = ROMAN[word] ?? DEMONYMS[word] ?? ASSETS[word] ?? word
+    const stem = /^[a-z]+$/.test(mapped) && mapped.length > 3 ? stemmer(mapped) : mapped
+    if (!STOP.has(stem)) out.push(stem)
+  }
+  return out
+}
+
+/** A key token: a competition, a contest or an outcome. Two propositions must name the same ones. */
+export const isKey = (token: string): boolean => token.startsWith("k_")
