@@ -47,6 +47,12 @@ const PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
   [/\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d)/g, " k_hike "],
   [/\binterest rates?\b|\brates\b/g, " rate "],
   [/\bfederal reserve\b|\bfomc\b/g, " fed "],
+  // measures written several ways
+  [/\b(?:highest|maximum|max)\b/g, " high "],
+  [/\b(?:lowest|minimum)\b/g, " low "],
+  [/\btemp\b|\btemperatures?\b/g, " temperature "],
+  [/\bjobs? (?:added|growth)\b|\bnonfarm payrolls?\b|\bpayrolls?\b/g, " payroll "],
+  [/\bconsumer price index\b|\binflation\b/g, " cpi "],
   // names written several ways
   [/\bu\.?s\.?a?\.?(?= |$)|\bunited states\b/g, " us "],
   [/\bunited kingdom\b|\bu\.k\.|\bbritain\b|\bgreat britain\b/g, " uk "],
