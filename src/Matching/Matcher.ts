@@ -263,8 +263,33 @@ export class MatchIndex {
     }
     for (const t of b) wb += this.weight(t)
     for (const t of unmatchedA) {
-      if (t.length < 5) continue
+      if (t.length === 1 && /^[a-z]$/.test(t)) {
+        // a team written by its initial ("Los Angeles D") is the one whose name starts with it
+        for (const u of unmatchedB) {
+          if (u.length >= 4 && u.startsWith(t)) {
+            shared += 2 * Math.min(this.weight(t), this.weight(u))
+            unmatchedB.delete(u)
+            break
+          }
+        }
+        continue
+      }
+      if (t.length < 5) {
+        for (const u of unmatchedB) {
+          if (u.length === 1 && /^[a-z]$/.test(u) && t.length >= 4 && t.startsWith(u)) {
+            shared += 2 * Math.min(this.weight(t), this.weight(u))
+            unmatchedB.delete(u)
+            break
+          }
+        }
+        continue
+      }
       for (const u of unmatchedB) {
+        if (u.length === 1 && /^[a-z]$/.test(u) && t.startsWith(u)) {
+          shared += 2 * Math.min(this.weight(t), this.weight(u))
+          unmatchedB.delete(u)
+          break
+        }
         if (u.length < 5 || u[0] !== t[0]) continue
         const limit = Math.min(t.length, u.length) >= 8 ? 2 : 1
         // a stem cut short ("capit" of "capitals") or a misspelling ("capitols") is the same word

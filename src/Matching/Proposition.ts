@@ -230,7 +230,8 @@ const CMP: ReadonlyArray<readonly [RegExp, Comparator]> = [
   [new RegExp(`(?:above|more than|greater than|over|higher than|exceeds?|exceeding|>)\\s?(${NUM})`), "gt"],
   [new RegExp(`(?:below|less than|under|lower than|fewer than|<)\\s?(${NUM})`), "lt"],
   [new RegExp(`(${NUM})\\s?(?:-|to)\\s?(${NUM})`), "between"],
-  [new RegExp(`\\bby (${NUM})`), "eq"]
+  [new RegExp(`\\bby (${NUM})`), "eq"],
+  [new RegExp(`(?<=\\bk_(?:cut|hike)\\s+)(${NUM})`), "eq"]
 ]
 
 /** The first comparator with its number(s) in a text, and the text without that phrase. */
@@ -325,7 +326,14 @@ export const parse = (listing: Listing): Proposition => {
   const rulesText = listing.rules === undefined ? "" : normalize(listing.rules)
   const clause = rulesText === "" ? undefined : ruleClause(rulesText)
 
-  const updown = /\bup or down\b/.test(title) || label === "up" || label === "down"
+  const updown =
+    /\bup or down\b|\bhigher or lower\b/.test(title) ||
+    label === "up" ||
+    label === "down" ||
+    // a crypto asset going up or down with no price named is measured from a price each venue sets itself
+    (/\b(?:up|down|higher|lower)\b/.test(title) &&
+      !/\d/.test(title.replace(/\b20\d\d\b|\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|\b\d+ ?min(?:ute)?s?\b/g, "")) &&
+      words(rewrite(title)).some((t) => Object.values(ASSETS).includes(t)))
 
   const t1 = extractWhen(rewrite(title))
   const t2 = extractQuantity(t1.rest)
@@ -333,10 +341,18 @@ export const parse = (listing: Listing): Proposition => {
   const rest = t2.rest
   const when = t1.when
   let candidate: Array<string> = []
+  let labelKeys: Array<string> = []
   if (!PLAIN_LABELS.has(label)) {
-    const q = extractQuantity(rewrite(label.replace(/^(?=\d|\$)/, "")))
+    const q = extractQuantity(rewrite(label))
     if (q.quantity !== null && quantity === null) quantity = q.quantity
-    else if (q.quantity === null) candidate = words(rewrite(label))
+    if (q.quantity === null) {
+      candidate = words(rewrite(label))
+      // a team written as its city and an initial ("Los Angeles A") keeps the initial
+      const initial = / ([a-z])$/.exec(label)
+      if (initial !== null) candidate.push(initial[1]!)
+    }
+    // an outcome label ("Cut 25bps", "Hold") names the outcome
+    labelKeys = words(q.rest).filter(isKey)
   }
   let clauseRest = ""
   let rulesWhen: Extracted | undefined
@@ -356,7 +372,7 @@ export const parse = (listing: Listing): Proposition => {
   let subject = words(rest)
   const wh = (WH.test(title) && candidate.length === 0) || subject.length === 0
   if (wh && clause !== undefined) subject = subject.concat(words(clauseRest))
-  subject = uniq(subject.concat(candidate))
+  subject = uniq(subject.concat(candidate, labelKeys))
   const keys = uniq(subject.filter(isKey))
 
   let kind: Kind = "event"

@@ -22,8 +22,15 @@ const PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
   // competitions: the thing a team or a person wins
   [/\b(?:nba )?western conference(?: finals| championship| title)?\b/g, " k_westconf "],
   [/\b(?:nba )?eastern conference(?: finals| championship| title)?\b/g, " k_eastconf "],
-  [/\bnba (?:finals|championship|title)\b/g, " k_nbafinal "],
-  [/\bstanley cup(?: finals?)?\b/g, " k_stanleycup "],
+  [/\bnba (?:finals|championship|title)\b|\bpro basketball (?:championship|finals)\b/g, " k_nbafinal "],
+  [/\bstanley cup(?: finals?)?\b|\bpro hockey championship\b/g, " k_stanleycup "],
+  [/\b(afc|nfc) (?:championship|title|champion)\b/g, " k_$1 "],
+  [/\b(afc|nfc|al|nl) (east|west|north|south|central)\b/g, " k_$1$2 "],
+  [/\b(?:american league|al) pennant\b/g, " k_alpennant "],
+  [/\b(?:national league|nl) pennant\b/g, " k_nlpennant "],
+  [/\bmvp\b|\bmost valuable player\b/g, " k_mvp "],
+  [/\brookie of the year\b/g, " k_roy "],
+  [/\bpopular vote\b/g, " k_popularvote "],
   [/\b(?:mlb )?world series\b|\bpro baseball championship\b/g, " k_worldseries "],
   [/\bsuper bowl\b|\bpro football championship\b|\bnfl (?:league )?championship\b/g, " k_superbowl "],
   [/\bmarch madness\b|\bncaa (?:men's )?(?:basketball )?(?:tournament|championship)\b/g, " k_ncaatourn "],
@@ -42,12 +49,20 @@ const PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bprime minister\b/g, " primeminister "],
   [/\bpresidential\b/g, " president "],
   // central bank outcomes
-  [/\bno change\b|\b(?:hold|holds|pause|pauses|maintain|maintains|keep|keeps) (?:interest )?rates?\b/g, " k_hold "],
-  [/\b(?:cuts?|decreases?|lowers?|reduces?)(?= (?:interest )?rates?\b| by \d)/g, " k_cut "],
-  [/\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d)/g, " k_hike "],
+  [
+    /\bno change\b|\b(?:hold|holds|pause|pauses|maintain|maintains|keep|keeps) (?:interest )?rates?\b|^ hold $/g,
+    " k_hold "
+  ],
+  [
+    /\b(?:cuts?|decreases?|lowers?|reduces?)(?= (?:interest )?rates?\b| by \d| >?\d+ ?(?:bps|basis points)\b)/g,
+    " k_cut "
+  ],
+  [/\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d| >?\d+ ?(?:bps|basis points)\b)/g, " k_hike "],
   [/\binterest rates?\b|\brates\b/g, " rate "],
   [/\bfederal reserve\b|\bfomc\b/g, " fed "],
   // measures written several ways
+  [/\bs and p 500\b|\bs ?and ?p\b|\bsp ?500\b/g, " spx "],
+  [/\bdow jones(?: industrial average)?\b/g, " dow "],
   [/\b(?:highest|maximum|max)\b/g, " high "],
   [/\b(?:lowest|minimum)\b/g, " low "],
   [/\btemp\b|\btemperatures?\b/g, " temperature "],
@@ -159,7 +174,20 @@ export const ASSETS: Readonly<Record<string, string>> = {
 }
 
 /** Commodities and indices whose price questions each venue settles on its own reference. */
-export const PRICED = new Set(["wti", "crude", "oil", "brent", "gold", "silver", "gas", "gasoline", "copper", "spx"])
+export const PRICED = new Set([
+  "wti",
+  "crude",
+  "oil",
+  "brent",
+  "gold",
+  "silver",
+  "gasoline",
+  "copper",
+  "spx",
+  "nasdaq",
+  "dow",
+  "ndx"
+])
 
 /** Words that carry no identity of the proposition. */
 const STOP = new Set(
@@ -171,7 +199,7 @@ const STOP = new Set(
     "before after during until through end price close closes settle settlement value level score rate share " +
     "percent percentage total number count amount happen occur official officially announce announc happens " +
     "successfully success reach reaches reached up down week month year day date time today tomorrow et est edt " +
-    "pt utc am pm party"
+    "pt utc am pm party meeting meetings decision"
   ).split(" ")
 )
 

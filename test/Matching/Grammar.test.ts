@@ -267,4 +267,39 @@ describe("refusals", () => {
     ]
     assert.isNull(answer(pool, "x:A"))
   })
+
+  it("a crypto asset going up or down with no price named is refused like an up-or-down market", () => {
+    const pool = [
+      m("x", "A", "Bitcoin price up in next 15 mins?"),
+      m("y", "B", "Will Bitcoin go up between 3:00PM and 3:15PM ET?")
+    ]
+    assert.isNull(answer(pool, "x:A"))
+    assert.include(indexOf(pool).match("x:A")!.explain.reason, "up-or-down")
+  })
+})
+
+describe("outcome labels and league names", () => {
+  it("an outcome label names the outcome: 'Cut 25bps' is the 25 bps cut, not the hold", () => {
+    const pool = [
+      m("x", "C25", "Fed decision in Oct 2026?", { yesLabel: "Cut 25bps" }),
+      m("x", "H0", "Fed decision in Oct 2026?", { yesLabel: "Hold" }),
+      m("y", "P1", "Fed decreases interest rates by 25 bps after October 2026 meeting?"),
+      m("y", "P2", "No change in Fed interest rates after October 2026 meeting?")
+    ]
+    assert.deepStrictEqual(answer(pool, "x:C25"), ["y:P1", SAME])
+    assert.deepStrictEqual(answer(pool, "x:H0"), ["y:P2", SAME])
+  })
+
+  it("a championship named by its sport is the league's, and a team written by its initial is found", () => {
+    const pool = [
+      m("x", "LAD", "Will Los Angeles D win the 2026 Pro Baseball Championship?", { yesLabel: "Los Angeles D" }),
+      m("x", "LAA", "Will Los Angeles A win the 2026 Pro Baseball Championship?", { yesLabel: "Los Angeles A" }),
+      m("y", "D", "MLB World Series Champion 2026 - Will the Los Angeles Dodgers win the 2026 World Series?"),
+      m("y", "A", "MLB World Series Champion 2026 - Will the Los Angeles Angels win the 2026 World Series?"),
+      m("y", "N", "Will the Los Angeles Dodgers win the 2026 NL West?")
+    ]
+    assert.deepStrictEqual(answer(pool, "x:LAD"), ["y:D", SAME])
+    assert.deepStrictEqual(answer(pool, "x:LAA"), ["y:A", SAME])
+    assert.isNull(answer(pool, "y:N"))
+  })
 })
