@@ -96,6 +96,8 @@ const nextDay = (year: string | undefined, month: string, day: number): string =
 const dayOf = (year: string | undefined, month: string, day: number) =>
   `${year === undefined ? "" : `${year}-`}${month}-${String(day).padStart(2, "0")}`
 
+const MONTH_HINT = /\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/
+
 const DATE_RE = new RegExp(
   `\\b(by|before|through|until|thru|no later than|prior to|on|as of|after|at)?\\s*(?:the end of )?${MONTH}(?:\\s+(\\d{1,2})(?:st|nd|rd|th)?)?(?:,?\\s+(\\d{4}))?\\b`,
   "g"
@@ -113,6 +115,9 @@ interface Extracted {
 /** Pulls dates, deadlines and periods out of a text; answers what it found and the text without them. */
 const extractWhen = (text: string): { when: Extracted; rest: string } => {
   const when: Extracted = { years: [], periods: [], found: false }
+  const digits = /\d/.test(text)
+  if (!digits && !MONTH_HINT.test(text) && !text.includes("fiscal") && !text.includes("first year"))
+    return { when, rest: text }
   let rest = text
     .replace(/\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b(?:\s?(?:et|est|edt|utc|pt))?/g, " ")
     .replace(/\bfirst (\d+) days\b/g, (_m, n: string) => {
@@ -236,6 +241,7 @@ const CMP: ReadonlyArray<readonly [RegExp, Comparator]> = [
 
 /** The first comparator with its number(s) in a text, and the text without that phrase. */
 const extractQuantity = (text: string): { quantity: Quantity | null; rest: string } => {
+  if (!/\d/.test(text)) return { quantity: null, rest: text }
   for (const [re, comparator] of CMP) {
     const m = re.exec(text)
     if (m === null) continue
@@ -323,8 +329,9 @@ export const parse = (listing: Listing): Proposition => {
     ? rawTitle.slice(rawTitle.indexOf(" - ") + 3)
     : rawTitle
   const label = normalize(listing.yesLabel ?? "")
-  const rulesText = listing.rules === undefined ? "" : normalize(listing.rules)
-  const clause = rulesText === "" ? undefined : ruleClause(rulesText)
+  // the condition sits near the start of a rules text: only that much is read at once
+  const rulesHead = listing.rules === undefined ? "" : normalize(listing.rules.slice(0, 800))
+  const clause = rulesHead === "" ? undefined : ruleClause(rulesHead)
 
   const updown =
     /\bup or down\b|\bhigher or lower\b/.test(title) ||
@@ -356,18 +363,14 @@ export const parse = (listing: Listing): Proposition => {
   }
   let clauseRest = ""
   let rulesWhen: Extracted | undefined
+  let rulesQuantity: Quantity | null = null
   if (clause !== undefined) {
     const c1 = extractWhen(rewrite(clause))
     const c2 = extractQuantity(c1.rest)
     clauseRest = c2.rest
+    rulesQuantity = c2.quantity
     if (quantity === null && c2.quantity !== null) quantity = c2.quantity
     rulesWhen = c1.when
-  }
-  if (rulesText !== "") {
-    // the rules' own times: the condition's when it has them, else the first the text names
-    const all = extractWhen(rewrite(rulesText)).when
-    if (rulesWhen === undefined || !rulesWhen.found) rulesWhen = all
-    for (const p of all.periods) if (p.startsWith("fy") && !rulesWhen.periods.includes(p)) rulesWhen.periods.push(p)
   }
   let subject = words(rest)
   const wh = (WH.test(title) && candidate.length === 0) || subject.length === 0
@@ -396,7 +399,6 @@ export const parse = (listing: Listing): Proposition => {
     kind = subject.some((t) => Object.values(ASSETS).includes(t) || PRICED.has(t)) ? "price" : "measure"
   }
 
-  const rulesQuantity = clause === undefined ? null : extractQuantity(extractWhen(rewrite(clause)).rest).quantity
   const whenOf = (w: Extracted): When => ({
     ...(w.day === undefined ? {} : { day: w.day }),
     ...(w.month === undefined ? {} : { month: w.month }),
@@ -404,19 +406,35 @@ export const parse = (listing: Listing): Proposition => {
     years: uniq(w.years).sort(),
     periods: uniq(w.periods).sort()
   })
-  const base: Proposition = {
+  // What the whole rules text says is read on first use: only candidates of a query need it.
+  const fromRules = listing.rules
+  let rules: Proposition["rules"] | undefined
+  const readRules = (): Proposition["rules"] => {
+    if (rules !== undefined) return rules
+    const text = fromRules === undefined ? "" : normalize(fromRules)
+    let w = rulesWhen
+    if (text !== "") {
+      // the condition's times when it has them, else the first the text names (dates need no phrase rewriting)
+      const all = extractWhen(text).when
+      if (w === undefined || !w.found) w = all
+      for (const p of all.periods) if (p.startsWith("fy") && !w.periods.includes(p)) w.periods.push(p)
+    }
+    rules = {
+      present: text !== "",
+      source: sourcesOf(text),
+      when: w === undefined ? null : whenOf(w),
+      quantity: rulesQuantity
+    }
+    return rules
+  }
+  const base = {
     kind,
     subject: subject.filter((t) => !isKey(t)),
     keys,
     quantity,
     when: whenOf(when),
     source: sourcesOf(title),
-    rules: {
-      present: rulesText !== "",
-      source: sourcesOf(rulesText),
-      when: rulesWhen === undefined ? null : whenOf(rulesWhen),
-      quantity: rulesQuantity
-    }
+    ...(sides === undefined || winner === undefined ? {} : { sides, winner })
   }
-  return sides === undefined || winner === undefined ? base : { ...base, sides, winner }
+  return Object.defineProperty(base, "rules", { enumerable: true, get: readRules }) as unknown as Proposition
 }

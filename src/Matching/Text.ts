@@ -15,82 +15,114 @@ export const normalize = (text: string): string =>
     .trim()
 
 /**
- * Phrases that name one thing in several ways, rewritten to one token before words are split. Competitions,
+ * Phrases that name one thing in several ways, rewritten to one token before words are split; each runs only on
+ * a text holding one of its hints (a cheap test first: catalogs are large). Competitions,
  * offices and outcomes are written as `k_…` tokens: a proposition about one never matches one about another.
  */
-const PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
+const PHRASES: ReadonlyArray<readonly [RegExp, string, ReadonlyArray<string>]> = [
   // competitions: the thing a team or a person wins
-  [/\b(?:nba )?western conference(?: finals| championship| title)?\b/g, " k_westconf "],
-  [/\b(?:nba )?eastern conference(?: finals| championship| title)?\b/g, " k_eastconf "],
-  [/\bnba (?:finals|championship|title)\b|\bpro basketball (?:championship|finals)\b/g, " k_nbafinal "],
-  [/\bstanley cup(?: finals?)?\b|\bpro hockey championship\b/g, " k_stanleycup "],
-  [/\b(afc|nfc) (?:championship|title|champion)\b/g, " k_$1 "],
-  [/\b(afc|nfc|al|nl) (east|west|north|south|central)\b/g, " k_$1$2 "],
-  [/\b(?:american league|al) pennant\b/g, " k_alpennant "],
-  [/\b(?:national league|nl) pennant\b/g, " k_nlpennant "],
-  [/\bmvp\b|\bmost valuable player\b/g, " k_mvp "],
-  [/\brookie of the year\b/g, " k_roy "],
-  [/\bpopular vote\b/g, " k_popularvote "],
-  [/\b(?:mlb )?world series\b|\bpro baseball championship\b/g, " k_worldseries "],
-  [/\bsuper bowl\b|\bpro football championship\b|\bnfl (?:league )?championship\b/g, " k_superbowl "],
-  [/\bmarch madness\b|\bncaa (?:men's )?(?:basketball )?(?:tournament|championship)\b/g, " k_ncaatourn "],
-  [/\b(?:uefa )?champions league\b/g, " k_ucl "],
-  [/\b(?:uefa )?europa league\b/g, " k_uel "],
-  [/\bpremier league\b/g, " k_epl "],
-  [/\bnobel peace prize\b/g, " k_nobelpeace "],
-  [/\bcy young(?: award)?\b/g, " cyyoung "],
+  [/\b(?:nba )?western conference(?: finals| championship| title)?\b/g, " k_westconf ", ["western"]],
+  [/\b(?:nba )?eastern conference(?: finals| championship| title)?\b/g, " k_eastconf ", ["eastern"]],
+  [
+    /\bnba (?:finals|championship|title)\b|\bpro basketball (?:championship|finals)\b/g,
+    " k_nbafinal ",
+    ["nba", "pro basketball"]
+  ],
+  [/\bstanley cup(?: finals?)?\b|\bpro hockey championship\b/g, " k_stanleycup ", ["stanley", "pro hockey"]],
+  [/\b(afc|nfc) (?:championship|title|champion)\b/g, " k_$1 ", ["afc", "nfc"]],
+  [/\b(afc|nfc|al|nl) (east|west|north|south|central)\b/g, " k_$1$2 ", ["afc", "nfc", "al ", "nl "]],
+  [/\b(?:american league|al) pennant\b/g, " k_alpennant ", ["pennant"]],
+  [/\b(?:national league|nl) pennant\b/g, " k_nlpennant ", ["pennant"]],
+  [/\bmvp\b|\bmost valuable player\b/g, " k_mvp ", ["mvp", "most valuable"]],
+  [/\brookie of the year\b/g, " k_roy ", ["rookie"]],
+  [/\bpopular vote\b/g, " k_popularvote ", ["popular"]],
+  [/\bhouse of representatives\b/g, " house ", ["representatives"]],
+  [
+    /\b(?:wins?|won|controls?|takes?|flips?|keeps?|retains?|holds?)(?: control of| the majority in| a majority in)? (?:the )?(?:us |u\.s\. )?(house|senate)\b/g,
+    " k_$1control ",
+    ["house", "senate"]
+  ],
+  [/\bmidterms?(?: elections?)?\b/g, " ", ["midterm"]],
+  [/\b(?:mlb )?world series\b|\bpro baseball championship\b/g, " k_worldseries ", ["world series", "pro baseball"]],
+  [
+    /\bsuper bowl\b|\bpro football championship\b|\bnfl (?:league )?championship\b/g,
+    " k_superbowl ",
+    ["super bowl", "pro football", "nfl"]
+  ],
+  [
+    /\bmarch madness\b|\bncaa (?:men's )?(?:basketball )?(?:tournament|championship)\b/g,
+    " k_ncaatourn ",
+    ["march madness", "ncaa"]
+  ],
+  [/\b(?:uefa )?champions league\b/g, " k_ucl ", ["champions"]],
+  [/\b(?:uefa )?europa league\b/g, " k_uel ", ["europa"]],
+  [/\bpremier league\b/g, " k_epl ", ["premier"]],
+  [/\bnobel peace prize\b/g, " k_nobelpeace ", ["nobel"]],
+  [/\bcy young(?: award)?\b/g, " cyyoung ", ["cy young"]],
   // contests inside an election
-  [/\b(?:the )?(?:2nd|second)(?: most seats| place| most votes)?\b/g, " k_second "],
-  [/\bmost seats\b/g, " k_mostseats "],
-  [/\b(?:1st|first) round\b/g, " k_firstround "],
-  [/\b(?:be )?1st in\b/g, " k_firstround "],
-  [/\bmost votes\b/g, " k_mostvotes "],
-  [/\b(?:presidential |president(?:ial)? )?(?:nominee|nomination|primary)\b/g, " k_nominee "],
-  [/\bprime minister\b/g, " primeminister "],
-  [/\bpresidential\b/g, " president "],
+  [/\b(?:the )?(?:2nd|second)(?: most seats| place| most votes)?\b/g, " k_second ", ["2nd", "second"]],
+  [/\bmost seats\b/g, " k_mostseats ", ["most seats"]],
+  [/\b(?:1st|first) round\b/g, " k_firstround ", ["round"]],
+  [/\b(?:be )?1st in\b/g, " k_firstround ", ["1st in"]],
+  [/\bmost votes\b/g, " k_mostvotes ", ["most votes"]],
+  [/\b(?:presidential |president(?:ial)? )?(?:nominee|nomination|primary)\b/g, " k_nominee ", ["nomin", "primary"]],
+  [/\bprime minister\b/g, " primeminister ", ["prime minister"]],
+  [/\bpresidential\b/g, " president ", ["presidential"]],
   // central bank outcomes
   [
     /\bno change\b|\b(?:hold|holds|pause|pauses|maintain|maintains|keep|keeps) (?:interest )?rates?\b|^ hold $/g,
-    " k_hold "
+    " k_hold ",
+    ["no change", "hold", "pause", "maintain", "keep"]
   ],
   [
     /\b(?:cuts?|decreases?|lowers?|reduces?)(?= (?:interest )?rates?\b| by \d| >?\d+ ?(?:bps|basis points)\b)/g,
-    " k_cut "
+    " k_cut ",
+    ["cut", "decrease", "lower", "reduce"]
   ],
-  [/\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d| >?\d+ ?(?:bps|basis points)\b)/g, " k_hike "],
-  [/\binterest rates?\b|\brates\b/g, " rate "],
-  [/\bfederal reserve\b|\bfomc\b/g, " fed "],
+  [
+    /\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d| >?\d+ ?(?:bps|basis points)\b)/g,
+    " k_hike ",
+    ["hike", "increase", "raise"]
+  ],
+  [/\binterest rates?\b|\brates\b/g, " rate ", ["rate"]],
+  [/\bfederal reserve\b|\bfomc\b/g, " fed ", ["federal reserve", "fomc"]],
   // measures written several ways
-  [/\bs and p 500\b|\bs ?and ?p\b|\bsp ?500\b/g, " spx "],
-  [/\bdow jones(?: industrial average)?\b/g, " dow "],
-  [/\b(?:highest|maximum|max)\b/g, " high "],
-  [/\b(?:lowest|minimum)\b/g, " low "],
-  [/\btemp\b|\btemperatures?\b/g, " temperature "],
-  [/\bjobs? (?:added|growth)\b|\bnonfarm payrolls?\b|\bpayrolls?\b/g, " payroll "],
-  [/\bconsumer price index\b|\binflation\b/g, " cpi "],
+  [/\bs and p 500\b|\bs ?and ?p\b|\bsp ?500\b/g, " spx ", ["s and p", "sand", "sp"]],
+  [/\bdow jones(?: industrial average)?\b/g, " dow ", ["dow jones"]],
+  [/\b(?:highest|maximum|max)\b/g, " high ", ["highest", "max"]],
+  [/\b(?:lowest|minimum)\b/g, " low ", ["lowest", "minimum"]],
+  [/\btemp\b|\btemperatures?\b/g, " temperature ", ["temp"]],
+  [/\bjobs? (?:added|growth)\b|\bnonfarm payrolls?\b|\bpayrolls?\b/g, " payroll ", ["job", "payroll"]],
+  [/\bconsumer price index\b|\binflation\b/g, " cpi ", ["consumer price", "inflation"]],
   // names written several ways
-  [/\bu\.?s\.?a?\.?(?= |$)|\bunited states\b/g, " us "],
-  [/\bunited kingdom\b|\bu\.k\.|\bbritain\b|\bgreat britain\b/g, " uk "],
-  [/\bnew york city\b|\bnyc\b/g, " nyc "],
-  [/\blos angeles\b/g, " la "],
-  [/\brfk jr\b\.?|\brobert (?:f\. |f )?kennedy(?: jr\.?)?/g, " rfk "],
-  [/\bfivethirtyeight\b/g, " 538 "],
-  [/\bu-3\b/g, " u3 "],
-  [/\bmayorship\b/g, " mayor "],
+  [/\bu\.?s\.?a?\.?(?= |$)|\bunited states\b/g, " us ", ["u", "united states"]],
+  [/\bunited kingdom\b|\bu\.k\.|\bbritain\b|\bgreat britain\b/g, " uk ", ["united kingdom", "u.k.", "britain"]],
+  [/\bnew york city\b|\bnyc\b/g, " nyc ", ["new york city", "nyc"]],
+  [/\blos angeles\b/g, " la ", ["los angeles"]],
+  [/\brfk jr\b\.?|\brobert (?:f\. |f )?kennedy(?: jr\.?)?/g, " rfk ", ["rfk", "kennedy"]],
+  [/\bfivethirtyeight\b/g, " 538 ", ["fivethirtyeight"]],
+  [/\bu-3\b/g, " u3 ", ["u-3"]],
+  [/\bmayorship\b/g, " mayor ", ["mayorship"]],
   [
     /\bout as\b|\bno longer (?:serving )?as\b|\bleaves?\b|\bstep(?:s)? down\b|\bresigns?\b|\bdepart(?:s)?\b/g,
-    " leave "
+    " leave ",
+    ["out as", "no longer", "leave", "step", "resign", "depart"]
   ],
-  [/\b(?:enacts?|imposes?|implements?)\b/g, " impose "],
-  [/\bmake up\b|\bforms?\b/g, " form "],
+  [/\b(?:enacts?|imposes?|implements?)\b/g, " impose ", ["enact", "impose", "implement"]],
+  [/\bmake up\b|\bforms?\b/g, " form ", ["make up", "form"]],
   // a confirmation vote names the office in passing: "vote to confirm X as Secretary of Y" is "vote for X"
-  [/\bvote to confirm\b/g, " vote for "],
+  [/\bvote to confirm\b/g, " vote for ", ["vote to confirm"]],
   [
     /\bas (?:the )?(?:[a-z]+ )?(?:secretary|director|attorney general|administrator|ambassador|chair(?:man)?|commissioner|head)\b(?: of (?:the )?(?:(?!by\b|before\b|in\b|on\b|at\b|after\b|until\b|during\b)[a-z]+(?: and)? ?){1,4})?/g,
-    " "
+    " ",
+    ["as "]
   ],
-  [/\b(?:creat(?:e|ed|es|ion)|achiev(?:e|ed|es|ement)|develop(?:s|ed)?)\b(?: of)?/g, " achieve "],
-  [/\bwins?\b|\bwon\b|\bget\b|\bgets\b|\breceives?\b/g, " win "]
+  [
+    /\b(?:creat(?:e|ed|es|ion)|achiev(?:e|ed|es|ement)|develop(?:s|ed)?)\b(?: of)?/g,
+    " achieve ",
+    ["creat", "achiev", "develop"]
+  ],
+  [/\bwins?\b|\bwon\b|\bget\b|\bgets\b|\breceives?\b/g, " win ", ["win", "won", "get", "receive"]]
 ]
 
 /** Roman numerals that stand for a version or a sequel ("GTA VI"), never the single letters i, v, x. */
@@ -206,10 +238,21 @@ const STOP = new Set(
 /** Words kept but weighed little: they say what kind of question it is, not which one. */
 export const GENERIC = new Set(["win", "elect", "president", "us", "vote", "trump", "donald"])
 
+const stems = new Map<string, string>()
+/** The stem of a word, remembered: a catalog repeats its words many times. */
+const stemOf = (word: string): string => {
+  let stem = stems.get(word)
+  if (stem === undefined) {
+    if (stems.size > 200_000) stems.clear()
+    stems.set(word, (stem = stemmer(word)))
+  }
+  return stem
+}
+
 /** Rewrites the phrases that name one thing several ways to one token each. */
 export const rewrite = (normalized: string): string => {
   let text = ` ${normalized} `
-  for (const [re, to] of PHRASES) text = text.replace(re, to)
+  for (const [re, to, hints] of PHRASES) if (hints.some((h) => text.includes(h))) text = text.replace(re, to)
   return text
 }
 
@@ -227,7 +270,7 @@ export const words = (text: string): Array<string> => {
       continue
     }
     const mapped = ROMAN[word] ?? DEMONYMS[word] ?? ASSETS[word] ?? word
-    const stem = /^[a-z]+$/.test(mapped) && mapped.length > 3 ? stemmer(mapped) : mapped
+    const stem = /^[a-z]+$/.test(mapped) && mapped.length > 3 ? stemOf(mapped) : mapped
     if (!STOP.has(stem)) out.push(stem)
   }
   return out

@@ -302,4 +302,19 @@ describe("outcome labels and league names", () => {
     assert.deepStrictEqual(answer(pool, "x:LAA"), ["y:A", SAME])
     assert.isNull(answer(pool, "y:N"))
   })
+
+  it("winning the House is controlling it, and the House is not the Senate", () => {
+    const pool = [
+      m("x", "H", "Will Republicans win the House in 2026?", { yesLabel: "Republican Party" }),
+      m("x", "S", "Will Republicans win the Senate in 2026?", { yesLabel: "Republican Party" }),
+      m(
+        "y",
+        "PH",
+        "Which party will win the House in 2026? - Will the Republican Party control the House after the 2026 Midterm elections?",
+        { yesLabel: "Republican Party" }
+      )
+    ]
+    assert.deepStrictEqual(answer(pool, "x:H"), ["y:PH", SAME])
+    assert.isNull(answer(pool, "x:S"))
+  })
 })
