@@ -30,7 +30,8 @@ const MEASURES = ["unemployment rate", "CPI", "GDP growth", "approval rating", "
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October"]
 
 /**
- * Two venues' catalogs of the same size, each proposition worded each venue's way; a serial number `#i` keeps
+ * Two venues' catalogs of the same size, each proposition worded each venue's way, with rules texts of each
+ * venue's length; a serial number `#i` keeps
  * generated propositions apart, as a real catalog's distinct names do.
  */
 export const generateCatalogs = (perVenue: number, seed = 1): { x: Array<Listing>; y: Array<Listing> } => {
@@ -65,8 +66,24 @@ export const generateCatalogs = (perVenue: number, seed = 1): { x: Array<Listing
       ours = `Will the high temp in ${city} be ${lo}-${lo + 1}° on ${month} ${day}, ${year}? #${i}`
       theirs = `Highest temperature in ${city} between ${lo} and ${lo + 1}°F on ${month} ${day}, ${year}? #${i}`
     }
-    x.push({ venue: "x", nativeId: `X${i}`, title: ours })
-    y.push({ venue: "y", nativeId: `Y${i}`, title: theirs })
+    // rules as the two kinds of venue write them: a one-line condition, and a paragraph with a deadline and a source
+    const condition = ours.replace(/^Will /, "").replace(/\? #\d+$/, "")
+    x.push({
+      venue: "x",
+      nativeId: `X${i}`,
+      title: ours,
+      rules: `If ${condition}, then the market resolves to Yes.`
+    })
+    y.push({
+      venue: "y",
+      nativeId: `Y${i}`,
+      title: theirs,
+      rules:
+        `This market will resolve to "Yes" if ${condition} by ${month} ${day}, ${year}, 11:59 PM ET. Otherwise, ` +
+        `this market will resolve to "No". If the outcome is ambiguous or the event is postponed, this market will ` +
+        `resolve according to the official announcement. The primary resolution source for this market will be ` +
+        `official information from the organisers, however a consensus of credible reporting will also be used.`
+    })
   }
   return { x, y }
 }
