@@ -139,7 +139,11 @@ export const compatible = (a: Proposition, b: Proposition): Compat => {
   if (!q.ok) return q
   const time = timesAgree(a, b)
   if (time !== undefined) return { ok: false, reason: time }
-  if (a.source.length > 0 && b.source.length > 0 && !a.source.some((s) => b.source.includes(s)))
+  // a source the title names must be one the other market names, in its title or its rules
+  const named = (p: Proposition) => [...p.source, ...p.rules.source]
+  if (a.source.length > 0 && named(b).length > 0 && !a.source.some((s) => named(b).includes(s)))
+    return { ok: false, reason: "settlement source differs" }
+  if (b.source.length > 0 && named(a).length > 0 && !b.source.some((s) => named(a).includes(s)))
     return { ok: false, reason: "settlement source differs" }
   if (a.kind === "price") {
     // each venue settles an asset's price on its own reference: only the same named source is the same question

@@ -94,6 +94,11 @@ const PHRASES: ReadonlyArray<readonly [RegExp, string, ReadonlyArray<string>]> =
   [/\btemp\b|\btemperatures?\b/g, " temperature ", ["temp"]],
   [/\bjobs? (?:added|growth)\b|\bnonfarm payrolls?\b|\bpayrolls?\b/g, " payroll ", ["job", "payroll"]],
   [/\bconsumer price index\b|\binflation\b/g, " cpi ", ["consumer price", "inflation"]],
+  [
+    /\b(?:annual|yearly|year[- ]over[- ]year|yoy|12[- ]month)\b|\bfor the year ending\b/g,
+    " k_yoy ",
+    ["annual", "yearly", "year", "yoy", "12"]
+  ],
   // names written several ways
   [/\bu\.?s\.?a?\.?(?= |$)|\bunited states\b/g, " us ", ["u", "united states"]],
   [/\bunited kingdom\b|\bu\.k\.|\bbritain\b|\bgreat britain\b/g, " uk ", ["united kingdom", "u.k.", "britain"]],
@@ -238,6 +243,9 @@ const STOP = new Set(
 /** Words kept but weighed little: they say what kind of question it is, not which one. */
 export const GENERIC = new Set(["win", "elect", "president", "us", "vote", "trump", "donald"])
 
+const AWARD =
+  /\bbest ((?:(?:supporting|lead|leading|original|adapted|animated|international|foreign|visual|sound|costume|production|makeup|documentary|short|live action) )*(?:picture|actor|actress|director|screenplay|feature(?: film)?|film|song|score|documentary|cinematography|editing|effects|design|mixing))\b/g
+
 const stems = new Map<string, string>()
 /** The stem of a word, remembered: a catalog repeats its words many times. */
 const stemOf = (word: string): string => {
@@ -253,6 +261,9 @@ const stemOf = (word: string): string => {
 export const rewrite = (normalized: string): string => {
   let text = ` ${normalized} `
   for (const [re, to, hints] of PHRASES) if (hints.some((h) => text.includes(h))) text = text.replace(re, to)
+  // an award's category is what is won: "Best Picture" is never "Best Adapted Screenplay"
+  if (text.includes("best "))
+    text = text.replace(AWARD, (_m, category: string) => ` k_best_${category.replace(/ /g, "_")} `)
   return text
 }
 

@@ -317,4 +317,32 @@ describe("outcome labels and league names", () => {
     assert.deepStrictEqual(answer(pool, "x:H"), ["y:PH", SAME])
     assert.isNull(answer(pool, "x:S"))
   })
+
+  it("an award's category is part of the question", () => {
+    const pool = [
+      m("x", "BD", "Will The Brutalist win Best Director at the Oscars?"),
+      m("y", "BP", "Will The Brutalist win Best Picture at the Oscars?")
+    ]
+    assert.isNull(answer(pool, "x:BD"))
+    const both = [...pool, m("y", "PD", 'Will "The Brutalist" win Best Director at the 2025 Oscars?')]
+    assert.deepStrictEqual(answer(both, "x:BD"), ["y:PD", SAME])
+  })
+
+  it("an annual rate is not a monthly one at the same threshold", () => {
+    const pool = [
+      m("x", "A", "Will CPI be above 3% for the year ending in June 2026?"),
+      m("y", "B", "Will CPI be above 3% in June 2026?")
+    ]
+    assert.isNull(answer(pool, "x:A"))
+  })
+
+  it("a source one title names must be the one the other market's rules name", () => {
+    const pool = [
+      m("x", "A", "Will Trump's approval rating on 538 be above 45% on May 1, 2026?"),
+      m("y", "B", "Trump approval rating above 45% on May 1, 2026?", {
+        rules: 'This market will resolve to "Yes" if the Silver Bulletin approval average is above 45% on May 1, 2026.'
+      })
+    ]
+    assert.isNull(answer(pool, "x:A"))
+  })
 })
