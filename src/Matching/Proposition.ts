@@ -18,7 +18,8 @@ export interface Listing {
   readonly eventId?: string | undefined
 }
 
-export type Comparator = "gt" | "ge" | "lt" | "le" | "between" | "eq"
+/** `reach` and `dip`: the value touches the level at any time in the period, not where it stands at its end. */
+export type Comparator = "gt" | "ge" | "lt" | "le" | "between" | "eq" | "reach" | "dip"
 
 /** A threshold or a bracket; values are integer millionths of the unit, written as decimal strings. */
 export interface Quantity {
@@ -171,12 +172,15 @@ const extractWhen = (text: string): { when: Extracted; rest: string } => {
     return " "
   })
   rest = rest
-    .replace(/\b(before|by|in|during|by the end of|by end of|through)\s+(20\d\d)\b/g, (_m, p: string, y: string) => {
-      when.deadline ??= p === "before" ? `${y}-01-01` : `${Number(y) + 1}-01-01`
-      if (p !== "before") when.years.push(y)
-      when.found = true
-      return " "
-    })
+    .replace(
+      /\b((?:before|by|until) (?:the )?end of|before|by|in|during|through)\s+(20\d\d)\b/g,
+      (_m, p: string, y: string) => {
+        when.deadline ??= p === "before" ? `${y}-01-01` : `${Number(y) + 1}-01-01`
+        if (p !== "before") when.years.push(y)
+        when.found = true
+        return " "
+      }
+    )
     .replace(/\b(20\d\d)\b/g, (_m, y: string) => {
       when.years.push(y)
       when.found = true
@@ -227,6 +231,11 @@ const readNumber = (text: string): Num | undefined => {
 
 const CMP: ReadonlyArray<readonly [RegExp, Comparator]> = [
   [new RegExp(`\\bbetween (${NUM}) (?:and|to|-) (${NUM})`), "between"],
+  [new RegExp(`\\b(?:reach(?:es)?|hits?|touch(?:es)?|climbs? to|rises? to)\\s(?:at least )?(${NUM})`), "reach"],
+  [
+    new RegExp(`\\b(?:dips? (?:to|below)|falls? (?:to|below)|drops? (?:to|below)|sinks? (?:to|below))\\s(${NUM})`),
+    "dip"
+  ],
   [new RegExp(`(?:less than or equal to|at most|no more than|not more than|≤|<=)\\s?(${NUM})`), "le"],
   [new RegExp(`(${NUM}) or (?:less|below|lower|fewer|under)\\b`), "le"],
   [new RegExp(`(?:greater than or equal to|at least|no less than|not less than|≥|>=)\\s?(${NUM})`), "ge"],

@@ -345,4 +345,14 @@ describe("outcome labels and league names", () => {
     ]
     assert.isNull(answer(pool, "x:A"))
   })
+
+  it("reaching a level at any time is not standing above it at the end", () => {
+    const pool = [
+      m("x", "A", "Will the national debt reach $40 trillion before the end of 2026?"),
+      m("y", "B", "National debt hits $40T in 2026?"),
+      m("y", "C", "National debt above $40 trillion on December 31, 2026?")
+    ]
+    assert.deepStrictEqual(answer(pool, "x:A"), ["y:B", SAME])
+    assert.isNull(answer(pool, "y:C"))
+  })
 })
