@@ -106,7 +106,19 @@ const PHRASES: ReadonlyArray<readonly [RegExp, string, ReadonlyArray<string>]> =
   [/\blos angeles\b/g, " la ", ["los angeles"]],
   [/\brfk jr\b\.?|\brobert (?:f\. |f )?kennedy(?: jr\.?)?/g, " rfk ", ["rfk", "kennedy"]],
   [/\bfivethirtyeight\b/g, " 538 ", ["fivethirtyeight"]],
-  [/\bu-3\b/g, " u3 ", ["u-3"]],
+  // U-3 is the headline unemployment rate; U-6 and others stay words of their own
+  [/\(?\bu-?3\b\)?/g, " ", ["u-3", "u3"]],
+  // who must do it: any one of a group, or every one of it, is not one named member
+  [
+    /\b(?:any|at least one)(?= (?:[a-z]+ ){0,2}(?:democrats?|republicans?|senators?|members?|countr(?:y|ies)|states?|candidates?|teams?|players?)\b)/g,
+    " k_any ",
+    ["any", "at least one"]
+  ],
+  [
+    /\b(?:every|all|each)(?= (?:[a-z]+ ){0,2}(?:democrats?|republicans?|senators?|members?|countries|states|candidates|teams|players)\b)/g,
+    " k_every ",
+    ["every", "all", "each"]
+  ],
   [/\bmayorship\b/g, " mayor ", ["mayorship"]],
   [
     /\bout as\b|\bno longer (?:serving )?as\b|\bleaves?\b|\bstep(?:s)? down\b|\bresigns?\b|\bdepart(?:s)?\b/g,

@@ -355,4 +355,15 @@ describe("outcome labels and league names", () => {
     assert.deepStrictEqual(answer(pool, "x:A"), ["y:B", SAME])
     assert.isNull(answer(pool, "y:C"))
   })
+
+  it("any member of a group, every member, and one named member are three questions", () => {
+    const pool = [
+      m("x", "ANY", "Will any Democratic senator vote for Jane Roe?"),
+      m("x", "ALL", "Will every Republican Senator vote for Jane Roe?"),
+      m("y", "ONE", "Will Democratic senator Tom Birch vote to confirm Jane Roe as Secretary of Labor?"),
+      m("y", "EVERY", "Will all Republican Senators vote to confirm Jane Roe?")
+    ]
+    assert.isNull(answer(pool, "x:ANY"))
+    assert.deepStrictEqual(answer(pool, "x:ALL"), ["y:EVERY", SAME])
+  })
 })
