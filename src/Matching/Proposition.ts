@@ -21,7 +21,10 @@ export interface Listing {
 /** `reach` and `dip`: the value touches the level at any time in the period, not where it stands at its end. */
 export type Comparator = "gt" | "ge" | "lt" | "le" | "between" | "eq" | "reach" | "dip"
 
-/** A threshold or a bracket; values are integer millionths of the unit, written as decimal strings. */
+/**
+ * A threshold or a bracket, in its unit, as a canonical decimal string ("3.9", "250000000000"): read exactly through
+ * integer millionths, so two writings of one number compare equal.
+ */
 export interface Quantity {
   readonly comparator: Comparator
   readonly low: string
@@ -204,6 +207,13 @@ const SCALE: Readonly<Record<string, bigint>> = {
   trillion: 1_000_000_000_000n
 }
 
+/** Integer millionths as a canonical decimal string: no exponent, no trailing zeros. */
+const decimal = (v: bigint): string => {
+  const whole = v / 1_000_000n
+  const frac = (v % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "")
+  return frac === "" ? whole.toString() : `${whole}.${frac}`
+}
+
 /** A decimal as integer millionths, exact (no binary floating point). */
 const millionths = (digits: string, scale: bigint): bigint => {
   const [whole = "0", frac = ""] = digits.replace(/,/g, "").split(".")
@@ -271,9 +281,9 @@ const extractQuantity = (text: string): { quantity: Quantity | null; rest: strin
       const [a, b] = nums
       if (a === undefined || b === undefined || b.value <= a.value) continue
       const unit = a.unit || b.unit
-      return { quantity: { comparator, low: a.value.toString(), high: b.value.toString(), unit }, rest }
+      return { quantity: { comparator, low: decimal(a.value), high: decimal(b.value), unit }, rest }
     }
-    return { quantity: { comparator, low: nums[0]!.value.toString(), unit: nums[0]!.unit }, rest }
+    return { quantity: { comparator, low: decimal(nums[0]!.value), unit: nums[0]!.unit }, rest }
   }
   return { quantity: null, rest: text }
 }
