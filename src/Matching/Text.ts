@@ -100,7 +100,7 @@ const PHRASES: ReadonlyArray<readonly [RegExp, string, ReadonlyArray<string>]> =
     ["annual", "yearly", "year", "yoy", "12"]
   ],
   // names written several ways
-  [/\bu\.?s\.?a?\.?(?= |$)|\bunited states\b/g, " us ", ["u", "united states"]],
+  [/\bu\.?s\.?a?\.?(?= |$)|\bunited states\b/g, " us ", ["us", "u.s", "usa", "united states"]],
   [/\bunited kingdom\b|\bu\.k\.|\bbritain\b|\bgreat britain\b/g, " uk ", ["united kingdom", "u.k.", "britain"]],
   [/\bnew york city\b|\bnyc\b/g, " nyc ", ["new york city", "nyc"]],
   [/\blos angeles\b/g, " la ", ["los angeles"]],
