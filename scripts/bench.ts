@@ -7,6 +7,7 @@ import { formatTape, parseTape } from "../sim/Tape.ts"
 import { TapeBook } from "../sim/TapeBook.ts"
 import { type Figure, ratio, time } from "./bench/common.ts"
 import { benchTape, throughput } from "./bench/engine.ts"
+import { matchingFigures } from "./bench/matching.ts"
 import { parentFigures } from "./bench/parents.ts"
 import { serverFigures } from "./bench/server.ts"
 import * as F from "../src/Domain/Fixed.ts"
@@ -152,7 +153,11 @@ progress("restore, heap and reaction")
 ;(globalThis as { gc?: () => void }).gc?.()
 for (const f of await parentFigures()) report(f)
 
-// 5. The server under load against a bare node:http server.
+// 5. The local matcher: indexing two venues' catalogs of 50,000 markets each, and one match.
+progress("matching")
+for (const f of matchingFigures()) report(f)
+
+// 6. The server under load against a bare node:http server.
 progress("server under autocannon")
 for (const f of await serverFigures()) report(f)
 

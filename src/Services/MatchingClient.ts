@@ -1,13 +1,16 @@
 /** The MatchingClient seam: given a market, the market on another venue asking the same question. */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Data, Effect, Layer, Schema } from "effect"
+import type { MatchIndex } from "../Matching/Matcher.ts"
 
 export const SideMap = Schema.Struct({ yes: Schema.Literal("yes", "no"), no: Schema.Literal("yes", "no") })
 
 export const MatchResult = Schema.Struct({
   anchor: Schema.String,
   event_id: Schema.String,
-  matched: Schema.NullOr(Schema.Struct({ id: Schema.String, venue: Schema.String, side_map: SideMap }))
+  matched: Schema.NullOr(Schema.Struct({ id: Schema.String, venue: Schema.String, side_map: SideMap })),
+  /** Beyond the interface: the two parsed propositions, the rules verdict, or why there is no match. */
+  explain: Schema.optional(Schema.Unknown)
 })
 export type MatchResult = typeof MatchResult.Type
 
@@ -59,6 +62,16 @@ export class MatchingClient extends Context.Tag("crossbook/MatchingClient")<
         }
       })
     )
+  }
+
+  /**
+   * The local matcher over an index of every venue's catalog. The index is read at each call, so a refresh of a
+   * venue's catalog (`index.setCatalog(venue, listings)`) is seen by the next match.
+   */
+  static layerMatcher(index: MatchIndex) {
+    return Layer.succeed(MatchingClient, {
+      match: (id, targetVenue) => Effect.sync(() => index.match(id, targetVenue))
+    })
   }
 
   /** A fixed table of pairs: for the simulator and tests. Each pair is listed once and matched both ways. */

@@ -3,6 +3,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { MatchIndex } from "../../src/Matching/Matcher.ts"
 import { MatchingClient } from "../../src/Services/MatchingClient.ts"
 
 /** A stand-in for the hosted matcher on a loopback port: it holds one pair, stated from opposite sides. */
@@ -75,6 +76,40 @@ describe("MatchingClient", () => {
       })
       assert.isNull((yield* client.match("kalshi:X", "sim"))?.matched)
       assert.isUndefined(yield* client.match("kalshi:Z"))
+    })
+  )
+
+  it.effect("the local matcher answers from its index, explains itself, and sees a refreshed catalog", () =>
+    Effect.gen(function* () {
+      const index = new MatchIndex()
+      index.setCatalog("kalshi", [
+        { venue: "kalshi", nativeId: "U3-T4.1", title: "Will the unemployment rate be above 4.1% in March 2026?" }
+      ])
+      index.setCatalog("polymarket", [
+        { venue: "polymarket", nativeId: "0x1", title: "Unemployment rate 4.1% or less in March 2026?" }
+      ])
+      const client = yield* Effect.provide(MatchingClient, MatchingClient.layerMatcher(index))
+      const found = yield* client.match("kalshi:U3-T4.1")
+      assert.deepStrictEqual(found?.matched, {
+        id: "polymarket:0x1",
+        venue: "polymarket",
+        side_map: { yes: "no", no: "yes" }
+      })
+      const explain = found?.explain as { rules: { verdict: string }; matched: { quantity: { comparator: string } } }
+      assert.strictEqual(explain.matched.quantity.comparator, "le")
+      assert.strictEqual(explain.rules.verdict, "unknown")
+      assert.isNull((yield* client.match("kalshi:U3-T4.1", "sim"))?.matched ?? null)
+      assert.isUndefined(yield* client.match("kalshi:NOPE"))
+      // a refresh replaces the venue's catalog: the old market is gone, the new one answers
+      index.setCatalog("polymarket", [
+        { venue: "polymarket", nativeId: "0x2", title: "Unemployment rate greater than 4.1% in March 2026?" }
+      ])
+      assert.deepStrictEqual((yield* client.match("kalshi:U3-T4.1"))?.matched, {
+        id: "polymarket:0x2",
+        venue: "polymarket",
+        side_map: { yes: "yes", no: "no" }
+      })
+      assert.isUndefined(yield* client.match("polymarket:0x1"))
     })
   )
 })
