@@ -146,13 +146,15 @@ export const MarketsRoute = HttpApiBuilder.Router.use((router) =>
       "/ws/markets",
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const handshake = badHandshake(request.method, request.headers)
-        if (handshake !== undefined) return respond(handshake)
+        // The ids first: a plain GET (curl, a browser's address bar) learns what is wrong with them, not only that
+        // the route is a WebSocket.
         const url = new URL(request.url, "http://localhost")
         const depth = depthOf(url.searchParams.get("depth"))
         if (depth instanceof ApiError) return respond(depth)
         const resolved = yield* Effect.either(resolveIds(gateway, url.searchParams.get("ids")))
         if (resolved._tag === "Left") return respond(resolved.left)
+        const handshake = badHandshake(request.method, request.headers)
+        if (handshake !== undefined) return respond(handshake)
         const watched = resolved.right
         const byVenue = new Map<Venue, Map<string, Watched>>()
         for (const w of watched) {

@@ -237,6 +237,10 @@ describe("market stream", () => {
         assert.property(res.body.error.details, "venue")
         if (field !== undefined) assert.strictEqual(res.body.error.details.errors[0].field, field)
       }
+      // A plain GET learns what is wrong with its ids first, then that the route is a WebSocket.
+      const missing = yield* request("GET", `/ws/markets?ids=sim:NO-SUCH-MARKET`)
+      assert.strictEqual(missing.status, 404, missing.text)
+      assert.strictEqual(missing.body.error.code, "market_not_found")
       const plain = yield* request("GET", `/ws/markets?ids=${a}`)
       assert.strictEqual(plain.status, 400, plain.text)
       assert.strictEqual(plain.body.error.details.errors[0].field, "upgrade")
