@@ -2,6 +2,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiErrorWire } from "../Domain/Errors.ts"
 import { MAX_BODY_BYTES, MAX_DEPTH } from "./BodyGuard.ts"
+import { DEFAULT_STREAM_DEPTH, MAX_STREAM_DEPTH, MAX_STREAM_MARKETS } from "./Markets.ts"
 import { NAME, VERSION } from "../Version.ts"
 import { DeskApi } from "./Desk/Api.ts"
 import { MetaApi } from "./Meta/Api.ts"
@@ -62,7 +63,7 @@ const withContractErrors = (document: Record<string, any>): Record<string, any> 
         "accepted, then closed with 4401, and so is an open socket whose token is revoked or loses `view`. Replays " +
         "every journal event with seq > `since` that matches `kinds`, then streams live ones as " +
         "`{seq, ts, kind, key, payload}` text frames. A reader that falls behind is closed with 4408 and resumes " +
-        "from its last seq.",
+        "from its last seq. Public market data streams on `/ws/markets` (no token).",
       parameters: [
         { name: "since", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
         {
@@ -86,6 +87,48 @@ const withContractErrors = (document: Record<string, any>): Record<string, any> 
           "A bad `since`, or a request that is not a good WebSocket upgrade (`validation_error`; " +
             "`details.errors` names the header)"
         ),
+        "500": errorResponse("A bug on the server (`internal_error`); the cause is in its log")
+      }
+    }
+  } as any
+  paths["/ws/markets"] = {
+    get: {
+      tags: ["venues"],
+      operationId: "venues.marketStream",
+      description:
+        "WebSocket, public (no token), beside the events socket `/trading/ws/events`. One JSON text frame each, " +
+        "with a per-connection `seq` from 1, strictly increasing: first a snapshot of each market's YES book " +
+        '`{seq, ts, type: "snapshot", market_id, bids, asks}` (levels `{price, size}`, best first, `depth` per ' +
+        "side, as `GET /venues/{venue}/markets/{id}/book` answers), then as the venue's market data moves " +
+        '`{seq, ts, type: "trade", market_id, id, price, amount, taker_side}` for each new trade and ' +
+        '`{seq, ts, type: "change", market_id, bids, asks}` listing only the levels that changed: set each ' +
+        "level, remove those with size `0`; the result is the venue's book at that depth. A reader that falls " +
+        "behind is closed with 4408 and a venue failure with 1011; reconnect for a new snapshot (there is no " +
+        "replay). Ids are refused before the upgrade.",
+      parameters: [
+        {
+          name: "ids",
+          in: "query",
+          required: true,
+          schema: { type: "string" },
+          description: `Comma list of full market ids \`<venue>:<native_id>\`, at most ${MAX_STREAM_MARKETS}`
+        },
+        {
+          name: "depth",
+          in: "query",
+          required: false,
+          schema: { type: "integer", minimum: 1, maximum: MAX_STREAM_DEPTH, default: DEFAULT_STREAM_DEPTH },
+          description: "Levels per side"
+        }
+      ],
+      responses: {
+        "101": { description: "Switching to the WebSocket protocol" },
+        "400": errorResponse(
+          "No ids, too many, an id that is not `<venue>:<native_id>`, a bad `depth`, or a request that is not a " +
+            "good WebSocket upgrade (`validation_error`; `details.errors` names the field or header); an unknown " +
+            "venue (`unknown_venue`)"
+        ),
+        "404": errorResponse("A market the venue does not list (`market_not_found`, `details.market_id`)"),
         "500": errorResponse("A bug on the server (`internal_error`); the cause is in its log")
       }
     }

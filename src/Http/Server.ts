@@ -10,6 +10,7 @@ import { ApiError } from "../Domain/Errors.ts"
 import { bodyGuard, MAX_HEADER_BYTES } from "./BodyGuard.ts"
 import { ErrorMiddleware } from "./Errors.ts"
 import { EventsRoute } from "./Events.ts"
+import { MarketsRoute } from "./Markets.ts"
 import { DeskLive } from "./Desk/Http.ts"
 import { MetaLive } from "./Meta/Http.ts"
 import { redact } from "./Redact.ts"
@@ -28,6 +29,7 @@ export const HttpAppLive = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
   EventsRoute,
+  MarketsRoute,
   ErrorMiddleware
 ).pipe(Layer.provideMerge(ApiLive))
 
