@@ -31,15 +31,19 @@ export interface Typed {
   readonly source: "touch" | "mid" | "last"
 }
 
+/** A child the bracket still hears from: live, or ended with fills it reported still to come (then `final` is set). */
 interface Child {
   readonly child: number
   readonly role: "entry" | "take_profit" | "stop_loss"
   filled: F.Fixed
   live: boolean
+  final: F.Fixed | null
+  /** Fill ids seen on this child, forgotten with it. */
+  seen: Array<string>
 }
 
 export interface State {
-  readonly children: Array<Child>
+  children: Array<Child>
   nextChild: number
   entryFilled: F.Fixed
   entryDone: boolean
@@ -47,7 +51,8 @@ export interface State {
   stopFired: boolean
   /** The stop-loss fired and waits for the take-profits (and the entry) to be pulled before it sends. */
   stopWaiting: boolean
-  readonly seen: Array<string>
+  /** The stop-loss child was sent. */
+  stopSent: boolean
   finished: boolean
 }
 
@@ -121,7 +126,8 @@ const place = (
   commands: Array<Command>
 ) => {
   const child = state.nextChild++
-  state.children.push({ child, role, filled: F.ZERO, live: true })
+  state.children.push({ child, role, filled: F.ZERO, live: true, final: null, seen: [] })
+  if (role === "stop_loss") state.stopSent = true
   commands.push({
     _tag: "Place",
     spec: {
@@ -151,7 +157,7 @@ export const core: Core<Typed, State> = {
       exitsFilled: F.ZERO,
       stopFired: false,
       stopWaiting: false,
-      seen: [],
+      stopSent: false,
       finished: false
     }
     const commands: Array<Command> = []
@@ -194,8 +200,8 @@ export const core: Core<Typed, State> = {
       }
       case "ChildFill": {
         const child = state.children.find((c) => c.child === input.child)
-        if (child === undefined || state.seen.includes(input.fillId)) break
-        state.seen.push(input.fillId)
+        if (child === undefined || child.seen.includes(input.fillId)) break
+        child.seen.push(input.fillId)
         child.filled = F.add(child.filled, input.amount)
         if (child.role === "entry") {
           state.entryFilled = F.add(state.entryFilled, input.amount)
@@ -212,6 +218,7 @@ export const core: Core<Typed, State> = {
         const child = state.children.find((c) => c.child === input.child)
         if (child === undefined) break
         child.live = false
+        child.final = F.max(child.filled, input.filled)
         if (input.status === "rejected") {
           state.finished = true
           commands.push({ _tag: "Finish", status: "rejected", detail: input.reason ?? `the ${child.role} was refused` })
@@ -230,6 +237,8 @@ export const core: Core<Typed, State> = {
       case "Timer":
         break
     }
+    // A child that ended with every fill it reported counted is forgotten: the state follows the live children only.
+    state.children = state.children.filter((c) => c.live || c.final === null || c.filled < c.final)
     const held = F.sub(protectedAmount(spec, params, state), state.exitsFilled)
     if (live().length === 0 && !state.stopWaiting && state.entryDone) {
       if (params.entryPrice !== null && state.entryFilled === 0) {
@@ -238,7 +247,7 @@ export const core: Core<Typed, State> = {
       } else if (held <= 0) {
         state.finished = true
         commands.push({ _tag: "Finish", status: "closed", detail: state.stopFired ? "stopped out" : "profit taken" })
-      } else if (state.stopFired && state.children.some((c) => c.role === "stop_loss")) {
+      } else if (state.stopFired && state.stopSent) {
         state.finished = true
         commands.push({
           _tag: "Finish",

@@ -1,5 +1,5 @@
 /** iceberg: shows one slice of `display` at a time and reloads the next after a seeded delay once it fills. */
-import { Decimal, markDone, type Kid, openOf, prune, recordFill } from "./Children.ts"
+import { Decimal, markDone, type Kid, newKid, openOf, prune, recordFill } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -38,7 +38,6 @@ export interface Typed {
 export interface State {
   nextChild: number
   filled: F.Fixed
-  seen: Array<string>
   kids: Array<Kid>
   live: number | null
   reloadTimer: string | null
@@ -103,7 +102,7 @@ const placeSlice = (spec: ParentSpec, params: Typed, state: State, commands: Arr
   if (amount <= 0) return
   const child = state.nextChild++
   const price = slicePrice(spec, params, state.near)
-  state.kids.push({ child, size: amount, filled: F.ZERO, done: false, final: F.ZERO })
+  state.kids.push(newKid(child, amount))
   state.live = child
   if (!state.started) {
     state.started = true
@@ -201,7 +200,6 @@ export const core: Core<Typed, State> = {
     const state: State = {
       nextChild: 1,
       filled: F.ZERO,
-      seen: [],
       kids: [],
       live: null,
       reloadTimer: null,

@@ -55,12 +55,13 @@ interface LegState {
   waiting: boolean
   /** The leg will send nothing more. */
   done: boolean
+  /** Fill ids seen on the live child; a fill of an ended child no longer counts, so only these need remembering. */
+  seen: Array<string>
 }
 
 export interface State {
   readonly legs: [LegState, LegState]
   nextChild: number
-  readonly seen: Array<string>
   overfill: boolean
   finished: boolean
 }
@@ -162,7 +163,8 @@ const newLeg = (): LegState => ({
   fired: false,
   resizing: false,
   waiting: false,
-  done: false
+  done: false,
+  seen: []
 })
 
 /**
@@ -186,6 +188,7 @@ const place = (legs: Typed["legs"], state: State, i: 0 | 1, amount: F.Fixed, com
   const leg = legs[i]
   const child = state.nextChild++
   state.legs[i].child = child
+  state.legs[i].seen = []
   commands.push({
     _tag: "Place",
     spec: {
@@ -249,7 +252,7 @@ const fireIfTouched = (
 
 export const core: Core<Typed, State> = {
   init: (_spec, params) => {
-    const state: State = { legs: [newLeg(), newLeg()], nextChild: 1, seen: [], overfill: false, finished: false }
+    const state: State = { legs: [newLeg(), newLeg()], nextChild: 1, overfill: false, finished: false }
     const commands: Array<Command> = []
     for (const i of [0, 1] as const) {
       if (params.legs[i].kind === "limit") place(params.legs, state, i, params.legs[i].amount, commands)
@@ -280,8 +283,8 @@ export const core: Core<Typed, State> = {
         break
       case "ChildFill": {
         const i = legOf(state, input.child)
-        if (i === undefined || state.seen.includes(input.fillId)) break
-        state.seen.push(input.fillId)
+        if (i === undefined || state.legs[i].seen.includes(input.fillId)) break
+        state.legs[i].seen.push(input.fillId)
         const o = (1 - i) as 0 | 1
         state.legs[i].filled = F.add(state.legs[i].filled, input.amount)
         if (overfilled(legs, state) && !state.overfill) {
@@ -307,6 +310,7 @@ export const core: Core<Typed, State> = {
         if (i === undefined) break
         const leg = state.legs[i]
         leg.child = null
+        leg.seen = []
         if (input.status === "rejected") {
           state.finished = true
           commands.push({ _tag: "Finish", status: "rejected", detail: input.reason ?? `leg ${i + 1} was refused` })

@@ -1,5 +1,5 @@
 /** peg: rests one child at a book reference plus an offset and re-pegs it (cancel, ack, replace) as the reference moves. */
-import { Decimal, markDone, type Kid, openOf, prune, recordFill } from "./Children.ts"
+import { Decimal, markDone, type Kid, newKid, openOf, prune, recordFill } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -41,7 +41,6 @@ export interface Typed {
 export interface State {
   nextChild: number
   filled: F.Fixed
-  seen: Array<string>
   kids: Array<Kid>
   live: number | null
   /** The live child's price. */
@@ -159,7 +158,7 @@ const tryPlace = (spec: ParentSpec, params: Typed, state: State, ts: number, com
     state.anchor = price
     commands.push({ _tag: "Trigger" })
   } else state.repegs += 1
-  state.kids.push({ child, size: amount, filled: F.ZERO, done: false, final: F.ZERO })
+  state.kids.push(newKid(child, amount))
   state.live = child
   state.price = price
   state.placedAt = ts
@@ -245,7 +244,6 @@ export const core: Core<Typed, State> = {
     state: {
       nextChild: 1,
       filled: F.ZERO,
-      seen: [],
       kids: [],
       live: null,
       price: null,
