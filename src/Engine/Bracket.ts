@@ -1,5 +1,5 @@
 /** bracket: an entry, then a take-profit and a stop-loss kept sized to what the entry filled and the exits have not. */
-import { Decimal } from "./Children.ts"
+import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -7,17 +7,23 @@ import type { Side } from "../Domain/Market.ts"
 import { type Command, type Core, type ParentSpec, type Watch, passivePrice } from "./Core.ts"
 import { fires, stopBand, triggerReference } from "./Stop.ts"
 
-export const Params = Schema.Struct({
-  entry: Schema.optional(Schema.Struct({ type: Schema.optional(Schema.Literal("limit")), price: Decimal })),
-  take_profit: Schema.Struct({ price: Decimal }),
-  stop_loss: Schema.Struct({
-    stop_price: Decimal,
-    price: Schema.optional(Decimal),
-    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
-    protection: Schema.optional(Decimal),
-    max_slippage: Schema.optional(Decimal)
-  })
-})
+/** Wire params of a bracket; unknown keys are refused here and in each nested object. */
+export const Params = strict(
+  Schema.Struct({
+    entry: Schema.optional(strict(Schema.Struct({ type: Schema.optional(Schema.Literal("limit")), price: Decimal }))),
+    take_profit: strict(Schema.Struct({ price: Decimal })),
+    stop_loss: strict(
+      Schema.Struct({
+        stop_price: Decimal,
+        price: Schema.optional(Decimal),
+        trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
+        protection: Schema.optional(Decimal),
+        max_slippage: Schema.optional(Decimal)
+      })
+    )
+  }),
+  "BracketParams"
+)
 export type Params = typeof Params.Type
 
 export interface Typed {

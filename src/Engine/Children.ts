@@ -12,13 +12,21 @@ export const MAX_DELAY_S = 86_400
 /** Thirty days in seconds: the longest window or lifetime a param may ask for. */
 export const MAX_WINDOW_S = 30 * MAX_DELAY_S
 
-/** Seconds from 0 (or, with `positive`, above 0) up to `max`. */
+/** Seconds from 0 (or, with `positive`, above 0) up to `max`, with at most millisecond precision. */
 export const Seconds = (max: number, positive: boolean) =>
-  Schema.Number.pipe(positive ? Schema.positive() : Schema.nonNegative(), Schema.lessThanOrEqualTo(max))
+  Schema.Number.pipe(positive ? Schema.positive() : Schema.nonNegative(), Schema.lessThanOrEqualTo(max)).annotations({
+    description: `Seconds, ${positive ? "above 0" : "0 or more"} and at most ${max}`
+  })
 
-/** A params object that refuses keys it does not name, so a misspelt field is an error and not a silent default. */
-export const strict = <S extends Schema.Schema.Any>(schema: S): S =>
-  schema.annotations({ parseOptions: { onExcessProperty: "error" } }) as S
+/**
+ * A params object that refuses keys it does not name, so a misspelt field is an error and not a silent default;
+ * `identifier` names it in the OpenAPI document.
+ */
+export const strict = <S extends Schema.Schema.Any>(schema: S, identifier?: string): S =>
+  schema.annotations({
+    parseOptions: { onExcessProperty: "error" },
+    ...(identifier === undefined ? {} : { identifier })
+  }) as S
 
 /**
  * A child as a core tracks it: what it was sent for, what filled, its final filled once it ended, and the ids of the

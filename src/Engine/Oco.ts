@@ -1,5 +1,5 @@
 /** oco: two legs (limits rest, stops wait); a fill on one shrinks the other by the same fraction, a full fill cancels it. */
-import { Decimal } from "./Children.ts"
+import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -8,21 +8,26 @@ import type { TimeInForce } from "../Domain/Order.ts"
 import { type Command, type Core, type MarketView, type ParentSpec, type Watch, passivePrice } from "./Core.ts"
 import { fires, stopBand, triggerReference } from "./Stop.ts"
 
-export const Leg = Schema.Struct({
-  side: Schema.Literal("buy", "sell"),
-  type: Schema.Literal("limit", "stop_market", "stop_limit"),
-  price: Schema.optional(Decimal),
-  market_id: Schema.optional(Schema.String),
-  amount: Schema.optional(Decimal),
-  stop_price: Schema.optional(Decimal),
-  reduce_only: Schema.optional(Schema.Boolean),
-  post_only: Schema.optional(Schema.Boolean),
-  trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
-  protection: Schema.optional(Decimal),
-  max_slippage: Schema.optional(Decimal)
-})
+/** One oco leg on the wire; unknown keys are refused. */
+export const Leg = strict(
+  Schema.Struct({
+    side: Schema.Literal("buy", "sell"),
+    type: Schema.Literal("limit", "stop_market", "stop_limit"),
+    price: Schema.optional(Decimal),
+    market_id: Schema.optional(Schema.String),
+    amount: Schema.optional(Decimal),
+    stop_price: Schema.optional(Decimal),
+    reduce_only: Schema.optional(Schema.Boolean),
+    post_only: Schema.optional(Schema.Boolean),
+    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
+    protection: Schema.optional(Decimal),
+    max_slippage: Schema.optional(Decimal)
+  }),
+  "OcoLeg"
+)
 
-export const Params = Schema.Struct({ legs: Schema.Array(Leg) })
+/** Wire params of an oco: exactly two legs (checked with the parent, so the count is named in the message). */
+export const Params = strict(Schema.Struct({ legs: Schema.Array(Leg) }), "OcoParams")
 export type Params = typeof Params.Type
 
 /** A leg as the core keeps it. A stop leg's `price` is its child's limit: the protection, or the stop_limit price. */

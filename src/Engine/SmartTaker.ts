@@ -1,5 +1,17 @@
 /** smart_taker: takes liquidity in IOC clips every interval, inside a price bound, until filled or expired. */
-import { Decimal, markDone, type Kid, newKid, openOf, prune, recordFill } from "./Children.ts"
+import {
+  Decimal,
+  MAX_DELAY_S,
+  MAX_WINDOW_S,
+  markDone,
+  type Kid,
+  newKid,
+  openOf,
+  prune,
+  recordFill,
+  Seconds,
+  strict
+} from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -15,13 +27,16 @@ import {
 } from "./Core.ts"
 
 /** Wire params of a smart_taker. */
-export const Params = Schema.Struct({
-  clip: Schema.optional(Decimal),
-  interval_s: Schema.optional(Schema.Number),
-  limit: Schema.optional(Decimal),
-  max_slippage: Schema.optional(Decimal),
-  expires_s: Schema.optional(Schema.Number)
-})
+export const Params = strict(
+  Schema.Struct({
+    clip: Schema.optional(Decimal),
+    interval_s: Schema.optional(Seconds(MAX_DELAY_S, true)),
+    limit: Schema.optional(Decimal),
+    max_slippage: Schema.optional(Decimal),
+    expires_s: Schema.optional(Seconds(MAX_WINDOW_S, true))
+  }),
+  "SmartTakerParams"
+)
 export type Params = typeof Params.Type
 
 /** Checked smart_taker params; `clip` null means the whole amount, `expiresMs` null means no give-up time. */

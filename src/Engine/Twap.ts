@@ -23,11 +23,14 @@ export const MAX_SLICES = 10_000
 export const Params = strict(
   Schema.Struct({
     window_s: Seconds(MAX_WINDOW_S, true),
-    slices: Schema.Int.pipe(Schema.between(1, MAX_SLICES)),
+    slices: Schema.Int.pipe(Schema.between(1, MAX_SLICES)).annotations({
+      description: `Number of child orders, 1 to ${MAX_SLICES} and at most the amount's lots`
+    }),
     style: Schema.optional(Schema.Literal("limit", "taker")),
     limit: Schema.optional(Decimal),
     finish: Schema.optional(Schema.Literal("complete", "stop"))
-  })
+  }),
+  "TwapParams"
 )
 export type Params = typeof Params.Type
 
