@@ -116,3 +116,7 @@ export const largestParentFigures = (): ReadonlyArray<Figure> => {
     }
   ]
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const f of largestParentFigures()) console.log(JSON.stringify(f))
+}
