@@ -142,7 +142,8 @@ describe("twap", () => {
     v.end(v.children.get(1)!, "canceled")
     v.now = T0 + 7000
     // A print of 6 at the limit: the resting slice takes all it can (it holds planned 10 − filled 1 = 9).
-    v.fill(v.children.get(2)!, F.of("6"))
+    const resting = v.children.get(2)!
+    v.fill(resting, F.min(F.of("6"), F.sub(resting.spec.amount, resting.filled)))
     v.act({ t: "wait", ms: 5000 })
     expect(v.finished).toEqual({
       _tag: "Finish",
