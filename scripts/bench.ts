@@ -7,6 +7,7 @@ import { formatTape, parseTape } from "../sim/Tape.ts"
 import { TapeBook } from "../sim/TapeBook.ts"
 import { type Figure, ratio, time } from "./bench/common.ts"
 import { benchTape, throughput } from "./bench/engine.ts"
+import { largestParentFigures } from "./bench/largest.ts"
 import { matchingFigures } from "./bench/matching.ts"
 import { parentFigures } from "./bench/parents.ts"
 import { serverFigures } from "./bench/server.ts"
@@ -71,6 +72,10 @@ progress("decision cores")
     ratio: Number((inputs / cores / (views.length / baseline)).toFixed(4))
   })
 }
+
+// 1b. The largest parent the bounds allow: a twap of 10,000 slices, per input late in its life against early.
+progress("largest twap")
+for (const f of largestParentFigures()) report(f)
 
 // 2. The driver: market inputs through tape venue, driver and engine with 10,000 live parents of all nine types over
 //    100 markets, against applying the same inputs to bare books; then the same with 1k and 100k parents.

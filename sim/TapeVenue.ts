@@ -147,21 +147,80 @@ export const makeTapeVenue = (header: TapeHeader) =>
       return out
     }
 
-    /** Resting orders the book now crosses fill at their own price, as far as the crossing side shows size. */
+    /** Better price first (a buy's higher, a sell's lower), then earlier: the order a counterparty meets them in. */
+    const byPriority = (rest: ReadonlyArray<OwnOrder>, side: Side): Array<OwnOrder> =>
+      rest
+        .filter((o) => o.side === side)
+        .map((o, i) => [o, i] as const)
+        .sort(([a, i], [b, j]) =>
+          a.price === b.price ? i - j : side === "buy" ? b.price - a.price : a.price - b.price
+        )
+        .map(([o]) => o)
+
+    /**
+     * Resting orders the book now crosses fill at their own price. The crossing size is shared once: orders take it in
+     * priority order, each from what the side shows up to its price less what the orders before it took.
+     */
     const crossings = (rest: ReadonlyArray<OwnOrder>, book: TapeBook, ts: number, out: Array<VenueEvent>) => {
-      const bestAsk = book.bestAsk()
-      const bestBid = book.bestBid()
-      for (const o of rest) {
-        const best = o.side === "buy" ? bestAsk : bestBid
-        if (best === null || (o.side === "buy" ? best > o.price : best < o.price)) continue
-        const levels = book.levels(o.side === "buy" ? "ask" : "bid")
-        let available = F.ZERO
-        for (const [p, s] of levels) {
-          if (o.side === "buy" ? p > o.price : p < o.price) break
-          available = F.add(available, s)
+      for (const side of ["buy", "sell"] as const) {
+        const best = side === "buy" ? book.bestAsk() : book.bestBid()
+        if (best === null) continue
+        const crossed = byPriority(rest, side).filter((o) => (side === "buy" ? best <= o.price : best >= o.price))
+        if (crossed.length === 0) continue
+        const levels = book.levels(side === "buy" ? "ask" : "bid")
+        let taken = F.ZERO
+        for (const o of crossed) {
+          let available = F.ZERO
+          for (const [p, s] of levels) {
+            if (side === "buy" ? p > o.price : p < o.price) break
+            available = F.add(available, s)
+          }
+          const amount = F.min(F.sub(available, taken), F.sub(o.amount, o.filled))
+          if (amount <= 0) continue
+          taken = F.add(taken, amount)
+          fill(o, o.price, amount, "maker", ts, out)
         }
-        const amount = F.min(available, F.sub(o.amount, o.filled))
-        if (amount > 0) fill(o, o.price, amount, "maker", ts, out)
+      }
+    }
+
+    /**
+     * A print of `amount` at `price` that hit `side` is shared once across the queue: own orders priced through it
+     * first (better price first, then earlier), then the level at the price in queue order, where each own order
+     * waits behind the recorded size shown ahead of it when it was placed and behind the own orders placed before it.
+     * Recorded size the print works through is ahead of every later own order at the level too, so it leaves each
+     * one's `ahead` smaller.
+     */
+    const shareTrade = (
+      rest: ReadonlyArray<OwnOrder>,
+      side: Side,
+      price: F.Fixed,
+      amount: F.Fixed,
+      ts: number,
+      out: Array<VenueEvent>
+    ) => {
+      let left = amount
+      const level: Array<OwnOrder> = []
+      for (const o of byPriority(rest, side)) {
+        if (o.price === price) {
+          level.push(o)
+          continue
+        }
+        if (side === "buy" ? o.price < price : o.price > price) continue
+        const size = F.min(left, F.sub(o.amount, o.filled))
+        if (size <= 0) continue
+        left = F.sub(left, size)
+        fill(o, o.price, size, "maker", ts, out)
+      }
+      let recorded = F.ZERO
+      for (const o of level) {
+        const eat = F.min(left, F.max(F.ZERO, F.sub(o.ahead, recorded)))
+        recorded = F.add(recorded, eat)
+        left = F.sub(left, eat)
+        o.ahead = F.max(F.ZERO, F.sub(o.ahead, recorded))
+        const size = F.min(left, F.sub(o.amount, o.filled))
+        if (size <= 0) continue
+        left = F.sub(left, size)
+        fill(o, o.price, size, "maker", ts, out)
       }
     }
 
@@ -205,22 +264,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
             takerSide: event.taker_side
           })
           if (list.length > MAX_TRADES) list.length = MAX_TRADES
-          // A trade reaches the resting orders on the side it hit, in queue order at the traded price.
-          const hitSide: Side = event.taker_side === "sell" ? "buy" : "sell"
-          for (const o of live(nativeId)) {
-            if (o.side !== hitSide) continue
-            const through = hitSide === "buy" ? o.price > price : o.price < price
-            const at = o.price === price
-            if (!through && !at) continue
-            let reach = amount
-            if (at) {
-              const used = F.min(o.ahead, reach)
-              o.ahead = F.sub(o.ahead, used)
-              reach = F.sub(reach, used)
-            }
-            const size = F.min(reach, F.sub(o.amount, o.filled))
-            if (size > 0) fill(o, o.price, size, "maker", event.ts, out)
-          }
+          shareTrade(live(nativeId), event.taker_side === "sell" ? "buy" : "sell", price, amount, event.ts, out)
           break
         }
         case "status": {
@@ -358,6 +402,9 @@ export const makeTapeVenue = (header: TapeHeader) =>
           if (!keeps) {
             o.price = price
             o.ahead = books.get(o.nativeId)!.sizeAt(o.side === "buy" ? "bid" : "ask", price)
+            // It lost its place: behind the own orders already at the level too.
+            const set = resting.get(o.nativeId)
+            if (set !== undefined && set.delete(o)) set.add(o)
           }
           o.queuePriorityPreserved = keeps
           o.updatedAt = yield* Clock.currentTimeMillis

@@ -1,5 +1,5 @@
 /** bracket: an entry, then a take-profit and a stop-loss kept sized to what the entry filled and the exits have not. */
-import { Decimal } from "./Children.ts"
+import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -7,17 +7,23 @@ import type { Side } from "../Domain/Market.ts"
 import { type Command, type Core, type ParentSpec, type Watch, passivePrice } from "./Core.ts"
 import { fires, stopBand, triggerReference } from "./Stop.ts"
 
-export const Params = Schema.Struct({
-  entry: Schema.optional(Schema.Struct({ type: Schema.optional(Schema.Literal("limit")), price: Decimal })),
-  take_profit: Schema.Struct({ price: Decimal }),
-  stop_loss: Schema.Struct({
-    stop_price: Decimal,
-    price: Schema.optional(Decimal),
-    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
-    protection: Schema.optional(Decimal),
-    max_slippage: Schema.optional(Decimal)
-  })
-})
+/** Wire params of a bracket; unknown keys are refused here and in each nested object. */
+export const Params = strict(
+  Schema.Struct({
+    entry: Schema.optional(strict(Schema.Struct({ type: Schema.optional(Schema.Literal("limit")), price: Decimal }))),
+    take_profit: strict(Schema.Struct({ price: Decimal })),
+    stop_loss: strict(
+      Schema.Struct({
+        stop_price: Decimal,
+        price: Schema.optional(Decimal),
+        trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
+        protection: Schema.optional(Decimal),
+        max_slippage: Schema.optional(Decimal)
+      })
+    )
+  }),
+  "BracketParams"
+)
 export type Params = typeof Params.Type
 
 export interface Typed {
@@ -31,15 +37,19 @@ export interface Typed {
   readonly source: "touch" | "mid" | "last"
 }
 
+/** A child the bracket still hears from: live, or ended with fills it reported still to come (then `final` is set). */
 interface Child {
   readonly child: number
   readonly role: "entry" | "take_profit" | "stop_loss"
   filled: F.Fixed
   live: boolean
+  final: F.Fixed | null
+  /** Fill ids seen on this child, forgotten with it. */
+  seen: Array<string>
 }
 
 export interface State {
-  readonly children: Array<Child>
+  children: Array<Child>
   nextChild: number
   entryFilled: F.Fixed
   entryDone: boolean
@@ -47,7 +57,8 @@ export interface State {
   stopFired: boolean
   /** The stop-loss fired and waits for the take-profits (and the entry) to be pulled before it sends. */
   stopWaiting: boolean
-  readonly seen: Array<string>
+  /** The stop-loss child was sent. */
+  stopSent: boolean
   finished: boolean
 }
 
@@ -121,7 +132,8 @@ const place = (
   commands: Array<Command>
 ) => {
   const child = state.nextChild++
-  state.children.push({ child, role, filled: F.ZERO, live: true })
+  state.children.push({ child, role, filled: F.ZERO, live: true, final: null, seen: [] })
+  if (role === "stop_loss") state.stopSent = true
   commands.push({
     _tag: "Place",
     spec: {
@@ -151,7 +163,7 @@ export const core: Core<Typed, State> = {
       exitsFilled: F.ZERO,
       stopFired: false,
       stopWaiting: false,
-      seen: [],
+      stopSent: false,
       finished: false
     }
     const commands: Array<Command> = []
@@ -194,8 +206,8 @@ export const core: Core<Typed, State> = {
       }
       case "ChildFill": {
         const child = state.children.find((c) => c.child === input.child)
-        if (child === undefined || state.seen.includes(input.fillId)) break
-        state.seen.push(input.fillId)
+        if (child === undefined || child.seen.includes(input.fillId)) break
+        child.seen.push(input.fillId)
         child.filled = F.add(child.filled, input.amount)
         if (child.role === "entry") {
           state.entryFilled = F.add(state.entryFilled, input.amount)
@@ -212,6 +224,7 @@ export const core: Core<Typed, State> = {
         const child = state.children.find((c) => c.child === input.child)
         if (child === undefined) break
         child.live = false
+        child.final = F.max(child.filled, input.filled)
         if (input.status === "rejected") {
           state.finished = true
           commands.push({ _tag: "Finish", status: "rejected", detail: input.reason ?? `the ${child.role} was refused` })
@@ -230,6 +243,8 @@ export const core: Core<Typed, State> = {
       case "Timer":
         break
     }
+    // A child that ended with every fill it reported counted is forgotten: the state follows the live children only.
+    state.children = state.children.filter((c) => c.live || c.final === null || c.filled < c.final)
     const held = F.sub(protectedAmount(spec, params, state), state.exitsFilled)
     if (live().length === 0 && !state.stopWaiting && state.entryDone) {
       if (params.entryPrice !== null && state.entryFilled === 0) {
@@ -238,7 +253,7 @@ export const core: Core<Typed, State> = {
       } else if (held <= 0) {
         state.finished = true
         commands.push({ _tag: "Finish", status: "closed", detail: state.stopFired ? "stopped out" : "profit taken" })
-      } else if (state.stopFired && state.children.some((c) => c.role === "stop_loss")) {
+      } else if (state.stopFired && state.stopSent) {
         state.finished = true
         commands.push({
           _tag: "Finish",

@@ -183,11 +183,3 @@ export const midOf = (view: MarketView): F.Fixed | null =>
   view.bestBid === null || view.bestAsk === null
     ? null
     : F.div(F.add(view.bestBid, view.bestAsk), F.fromInt(2), "half_even")
-
-/** Splits `total` into `parts` multiples of `lot` that add up to it exactly; the remainder goes to the first parts. */
-export const splitInLots = (total: F.Fixed, parts: number, lot: F.Fixed): ReadonlyArray<F.Fixed> => {
-  const lots = Math.round(total / lot)
-  const base = Math.floor(lots / parts)
-  const extra = lots - base * parts
-  return Array.from({ length: parts }, (_, i) => ((base + (i < extra ? 1 : 0)) * lot) as F.Fixed)
-}

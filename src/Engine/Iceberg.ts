@@ -1,5 +1,16 @@
 /** iceberg: shows one slice of `display` at a time and reloads the next after a seeded delay once it fills. */
-import { Decimal, markDone, type Kid, openOf, prune, recordFill } from "./Children.ts"
+import {
+  Decimal,
+  MAX_DELAY_S,
+  markDone,
+  type Kid,
+  newKid,
+  openOf,
+  prune,
+  recordFill,
+  Seconds,
+  strict
+} from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -17,12 +28,15 @@ import {
 } from "./Core.ts"
 
 /** Wire params of an iceberg. */
-export const Params = Schema.Struct({
-  display: Decimal,
-  reload_delay_s: Schema.optional(Schema.Number),
-  jitter_s: Schema.optional(Schema.Number),
-  follow: Schema.optional(Schema.Boolean)
-})
+export const Params = strict(
+  Schema.Struct({
+    display: Decimal,
+    reload_delay_s: Schema.optional(Seconds(MAX_DELAY_S, false)),
+    jitter_s: Schema.optional(Seconds(MAX_DELAY_S, false)),
+    follow: Schema.optional(Schema.Boolean)
+  }),
+  "IcebergParams"
+)
 export type Params = typeof Params.Type
 
 /** Checked iceberg params; `price` is the parent's price, the worst a slice may rest at. */
@@ -38,7 +52,6 @@ export interface Typed {
 export interface State {
   nextChild: number
   filled: F.Fixed
-  seen: Array<string>
   kids: Array<Kid>
   live: number | null
   reloadTimer: string | null
@@ -103,7 +116,7 @@ const placeSlice = (spec: ParentSpec, params: Typed, state: State, commands: Arr
   if (amount <= 0) return
   const child = state.nextChild++
   const price = slicePrice(spec, params, state.near)
-  state.kids.push({ child, size: amount, filled: F.ZERO, done: false, final: F.ZERO })
+  state.kids.push(newKid(child, amount))
   state.live = child
   if (!state.started) {
     state.started = true
@@ -201,7 +214,6 @@ export const core: Core<Typed, State> = {
     const state: State = {
       nextChild: 1,
       filled: F.ZERO,
-      seen: [],
       kids: [],
       live: null,
       reloadTimer: null,

@@ -1,5 +1,5 @@
 /** oco: two legs (limits rest, stops wait); a fill on one shrinks the other by the same fraction, a full fill cancels it. */
-import { Decimal } from "./Children.ts"
+import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -8,21 +8,26 @@ import type { TimeInForce } from "../Domain/Order.ts"
 import { type Command, type Core, type MarketView, type ParentSpec, type Watch, passivePrice } from "./Core.ts"
 import { fires, stopBand, triggerReference } from "./Stop.ts"
 
-export const Leg = Schema.Struct({
-  side: Schema.Literal("buy", "sell"),
-  type: Schema.Literal("limit", "stop_market", "stop_limit"),
-  price: Schema.optional(Decimal),
-  market_id: Schema.optional(Schema.String),
-  amount: Schema.optional(Decimal),
-  stop_price: Schema.optional(Decimal),
-  reduce_only: Schema.optional(Schema.Boolean),
-  post_only: Schema.optional(Schema.Boolean),
-  trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
-  protection: Schema.optional(Decimal),
-  max_slippage: Schema.optional(Decimal)
-})
+/** One oco leg on the wire; unknown keys are refused. */
+export const Leg = strict(
+  Schema.Struct({
+    side: Schema.Literal("buy", "sell"),
+    type: Schema.Literal("limit", "stop_market", "stop_limit"),
+    price: Schema.optional(Decimal),
+    market_id: Schema.optional(Schema.String),
+    amount: Schema.optional(Decimal),
+    stop_price: Schema.optional(Decimal),
+    reduce_only: Schema.optional(Schema.Boolean),
+    post_only: Schema.optional(Schema.Boolean),
+    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
+    protection: Schema.optional(Decimal),
+    max_slippage: Schema.optional(Decimal)
+  }),
+  "OcoLeg"
+)
 
-export const Params = Schema.Struct({ legs: Schema.Array(Leg) })
+/** Wire params of an oco: exactly two legs (checked with the parent, so the count is named in the message). */
+export const Params = strict(Schema.Struct({ legs: Schema.Array(Leg) }), "OcoParams")
 export type Params = typeof Params.Type
 
 /** A leg as the core keeps it. A stop leg's `price` is its child's limit: the protection, or the stop_limit price. */
@@ -55,12 +60,13 @@ interface LegState {
   waiting: boolean
   /** The leg will send nothing more. */
   done: boolean
+  /** Fill ids seen on the live child; a fill of an ended child no longer counts, so only these need remembering. */
+  seen: Array<string>
 }
 
 export interface State {
   readonly legs: [LegState, LegState]
   nextChild: number
-  readonly seen: Array<string>
   overfill: boolean
   finished: boolean
 }
@@ -162,7 +168,8 @@ const newLeg = (): LegState => ({
   fired: false,
   resizing: false,
   waiting: false,
-  done: false
+  done: false,
+  seen: []
 })
 
 /**
@@ -186,6 +193,7 @@ const place = (legs: Typed["legs"], state: State, i: 0 | 1, amount: F.Fixed, com
   const leg = legs[i]
   const child = state.nextChild++
   state.legs[i].child = child
+  state.legs[i].seen = []
   commands.push({
     _tag: "Place",
     spec: {
@@ -249,7 +257,7 @@ const fireIfTouched = (
 
 export const core: Core<Typed, State> = {
   init: (_spec, params) => {
-    const state: State = { legs: [newLeg(), newLeg()], nextChild: 1, seen: [], overfill: false, finished: false }
+    const state: State = { legs: [newLeg(), newLeg()], nextChild: 1, overfill: false, finished: false }
     const commands: Array<Command> = []
     for (const i of [0, 1] as const) {
       if (params.legs[i].kind === "limit") place(params.legs, state, i, params.legs[i].amount, commands)
@@ -280,8 +288,8 @@ export const core: Core<Typed, State> = {
         break
       case "ChildFill": {
         const i = legOf(state, input.child)
-        if (i === undefined || state.seen.includes(input.fillId)) break
-        state.seen.push(input.fillId)
+        if (i === undefined || state.legs[i].seen.includes(input.fillId)) break
+        state.legs[i].seen.push(input.fillId)
         const o = (1 - i) as 0 | 1
         state.legs[i].filled = F.add(state.legs[i].filled, input.amount)
         if (overfilled(legs, state) && !state.overfill) {
@@ -307,6 +315,7 @@ export const core: Core<Typed, State> = {
         if (i === undefined) break
         const leg = state.legs[i]
         leg.child = null
+        leg.seen = []
         if (input.status === "rejected") {
           state.finished = true
           commands.push({ _tag: "Finish", status: "rejected", detail: input.reason ?? `leg ${i + 1} was refused` })

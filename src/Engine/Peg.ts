@@ -1,5 +1,16 @@
 /** peg: rests one child at a book reference plus an offset and re-pegs it (cancel, ack, replace) as the reference moves. */
-import { Decimal, markDone, type Kid, openOf, prune, recordFill } from "./Children.ts"
+import {
+  Decimal,
+  MAX_DELAY_S,
+  markDone,
+  type Kid,
+  newKid,
+  openOf,
+  prune,
+  recordFill,
+  Seconds,
+  strict
+} from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -18,14 +29,21 @@ import {
 } from "./Core.ts"
 
 /** Wire params of a peg. */
-export const Params = Schema.Struct({
-  reference: Schema.optional(Schema.Literal("near", "far", "mid")),
-  offset: Schema.optional(Decimal),
-  min_stay_s: Schema.optional(Schema.Number),
-  level_cap: Schema.optional(Schema.Int),
-  min_price: Schema.optional(Decimal),
-  max_price: Schema.optional(Decimal)
-})
+/** The widest level cap: a million ticks spans the whole price range at the finest tick, so more means no cap. */
+export const MAX_LEVEL_CAP = 1_000_000
+
+/** Wire params of a peg. */
+export const Params = strict(
+  Schema.Struct({
+    reference: Schema.optional(Schema.Literal("near", "far", "mid")),
+    offset: Schema.optional(Decimal),
+    min_stay_s: Schema.optional(Seconds(MAX_DELAY_S, false)),
+    level_cap: Schema.optional(Schema.Int.pipe(Schema.between(0, MAX_LEVEL_CAP))),
+    min_price: Schema.optional(Decimal),
+    max_price: Schema.optional(Decimal)
+  }),
+  "PegParams"
+)
 export type Params = typeof Params.Type
 
 /** Checked peg params; `bound` is the worst price the peg may rest at (a buy's highest, a sell's lowest), if any. */
@@ -41,7 +59,6 @@ export interface Typed {
 export interface State {
   nextChild: number
   filled: F.Fixed
-  seen: Array<string>
   kids: Array<Kid>
   live: number | null
   /** The live child's price. */
@@ -159,7 +176,7 @@ const tryPlace = (spec: ParentSpec, params: Typed, state: State, ts: number, com
     state.anchor = price
     commands.push({ _tag: "Trigger" })
   } else state.repegs += 1
-  state.kids.push({ child, size: amount, filled: F.ZERO, done: false, final: F.ZERO })
+  state.kids.push(newKid(child, amount))
   state.live = child
   state.price = price
   state.placedAt = ts
@@ -245,7 +262,6 @@ export const core: Core<Typed, State> = {
     state: {
       nextChild: 1,
       filled: F.ZERO,
-      seen: [],
       kids: [],
       live: null,
       price: null,

@@ -9,6 +9,18 @@ import * as Stop from "./Stop.ts"
 import * as Trailing from "./Trailing.ts"
 import * as Twap from "./Twap.ts"
 
+/** Every type's params schema, for the API document: each refuses unknown keys and shows its bounds. */
+export const PARAMS_SCHEMAS = [
+  Stop.Params,
+  Trailing.Params,
+  Iceberg.Params,
+  Oco.Params,
+  Bracket.Params,
+  Twap.Params,
+  Peg.Params,
+  SmartTaker.Params
+] as const
+
 export const REGISTRY: Registry = {
   stop_market: { params: Stop.Params, validate: Stop.validateStopMarket, core: Stop.stopMarket },
   stop_limit: { params: Stop.Params, validate: Stop.validateStopLimit, core: Stop.stopLimit },

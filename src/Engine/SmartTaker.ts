@@ -1,5 +1,17 @@
 /** smart_taker: takes liquidity in IOC clips every interval, inside a price bound, until filled or expired. */
-import { Decimal, markDone, type Kid, openOf, prune, recordFill } from "./Children.ts"
+import {
+  Decimal,
+  MAX_DELAY_S,
+  MAX_WINDOW_S,
+  markDone,
+  type Kid,
+  newKid,
+  openOf,
+  prune,
+  recordFill,
+  Seconds,
+  strict
+} from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -15,13 +27,16 @@ import {
 } from "./Core.ts"
 
 /** Wire params of a smart_taker. */
-export const Params = Schema.Struct({
-  clip: Schema.optional(Decimal),
-  interval_s: Schema.optional(Schema.Number),
-  limit: Schema.optional(Decimal),
-  max_slippage: Schema.optional(Decimal),
-  expires_s: Schema.optional(Schema.Number)
-})
+export const Params = strict(
+  Schema.Struct({
+    clip: Schema.optional(Decimal),
+    interval_s: Schema.optional(Seconds(MAX_DELAY_S, true)),
+    limit: Schema.optional(Decimal),
+    max_slippage: Schema.optional(Decimal),
+    expires_s: Schema.optional(Seconds(MAX_WINDOW_S, true))
+  }),
+  "SmartTakerParams"
+)
 export type Params = typeof Params.Type
 
 /** Checked smart_taker params; `clip` null means the whole amount, `expiresMs` null means no give-up time. */
@@ -37,7 +52,6 @@ export interface Typed {
 export interface State {
   nextChild: number
   filled: F.Fixed
-  seen: Array<string>
   kids: Array<Kid>
   /** Worst price of every clip; null until the first view when it comes from `max_slippage`. */
   bound: F.Fixed | null
@@ -154,7 +168,7 @@ const sendClip = (spec: ParentSpec, params: Typed, state: State, ts: number, com
   const amount = F.roundTo(F.min(params.clip ?? spec.amount, left), spec.lot, "down")
   if (amount > 0) {
     const child = state.nextChild++
-    state.kids.push({ child, size: amount, filled: F.ZERO, done: false, final: F.ZERO })
+    state.kids.push(newKid(child, amount))
     state.live = child
     state.clips += 1
     if (state.clips === 1) commands.push({ _tag: "Trigger" })
@@ -245,7 +259,6 @@ export const core: Core<Typed, State> = {
     const state: State = {
       nextChild: 1,
       filled: F.ZERO,
-      seen: [],
       kids: [],
       bound: params.slippage === null ? boundOf(spec, params, null) : null,
       live: null,

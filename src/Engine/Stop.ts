@@ -1,5 +1,5 @@
 /** stop_market and stop_limit: wait for the market to reach the stop, then send one child for the whole amount. */
-import { Decimal } from "./Children.ts"
+import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -22,12 +22,15 @@ import {
 /** Where a stop reads its reference price (engine.md §2). */
 export type TriggerSource = "touch" | "mid" | "last"
 
-/** Wire params of stop_market and stop_limit; unknown keys are ignored. */
-export const Params = Schema.Struct({
-  trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
-  protection: Schema.optional(Decimal),
-  max_slippage: Schema.optional(Decimal)
-})
+/** Wire params of stop_market and stop_limit; unknown keys are refused. */
+export const Params = strict(
+  Schema.Struct({
+    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
+    protection: Schema.optional(Decimal),
+    max_slippage: Schema.optional(Decimal)
+  }),
+  "StopParams"
+)
 export type Params = typeof Params.Type
 
 /** Parsed stop params. `limit` is the child's price, already on the grid and clamped. */

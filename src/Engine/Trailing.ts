@@ -1,5 +1,5 @@
 /** trailing_stop: a stop whose level follows the best reference one way and never back, then fires like a stop. */
-import { Decimal } from "./Children.ts"
+import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -20,14 +20,17 @@ import {
   triggerReference
 } from "./Stop.ts"
 
-/** Wire params of trailing_stop; unknown keys are ignored. */
-export const Params = Schema.Struct({
-  trail: Schema.optional(Decimal),
-  trail_percent: Schema.optional(Decimal),
-  trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
-  protection: Schema.optional(Decimal),
-  max_slippage: Schema.optional(Decimal)
-})
+/** Wire params of trailing_stop; unknown keys are refused. */
+export const Params = strict(
+  Schema.Struct({
+    trail: Schema.optional(Decimal),
+    trail_percent: Schema.optional(Decimal),
+    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
+    protection: Schema.optional(Decimal),
+    max_slippage: Schema.optional(Decimal)
+  }),
+  "TrailingStopParams"
+)
 export type Params = typeof Params.Type
 
 /** Parsed trailing_stop params; exactly one of `trail` and `trailPercent` is set. */

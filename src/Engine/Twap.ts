@@ -1,28 +1,46 @@
 /** twap: splits the amount into slices sent at even times across a window, catching up on what earlier slices missed. */
-import { Decimal, markDone, type Kid as BaseKid, openOf, prune, recordFill } from "./Children.ts"
+import {
+  Decimal,
+  MAX_WINDOW_S,
+  markDone,
+  type Kid as BaseKid,
+  newKid,
+  openOf,
+  prune,
+  recordFill,
+  Seconds,
+  strict
+} from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import { type Command, type Core, type Input, type ParentSpec, splitInLots } from "./Core.ts"
+import { type Command, type Core, type Input, type ParentSpec } from "./Core.ts"
+
+/** The most slices a twap may ask for (and never more than the amount has lots). */
+export const MAX_SLICES = 10_000
 
 /** Wire params of a twap. */
-export const Params = Schema.Struct({
-  window_s: Schema.Number,
-  slices: Schema.Int,
-  style: Schema.optional(Schema.Literal("limit", "taker")),
-  limit: Schema.optional(Decimal),
-  finish: Schema.optional(Schema.Literal("complete", "stop"))
-})
+export const Params = strict(
+  Schema.Struct({
+    window_s: Seconds(MAX_WINDOW_S, true),
+    slices: Schema.Int.pipe(Schema.between(1, MAX_SLICES)).annotations({
+      description: `Number of child orders, 1 to ${MAX_SLICES} and at most the amount's lots`
+    }),
+    style: Schema.optional(Schema.Literal("limit", "taker")),
+    limit: Schema.optional(Decimal),
+    finish: Schema.optional(Schema.Literal("complete", "stop"))
+  }),
+  "TwapParams"
+)
 export type Params = typeof Params.Type
 
-/** Checked twap params; `planned` holds each slice's planned size (they add up to the amount). */
+/** Checked twap params. Slice sizes are computed when needed ({@link plannedSize}), never kept as a list. */
 export interface Typed {
   readonly windowMs: number
   readonly slices: number
   readonly style: "limit" | "taker"
   readonly limit: F.Fixed
   readonly finish: "complete" | "stop"
-  readonly planned: ReadonlyArray<F.Fixed>
 }
 
 interface Kid extends BaseKid {
@@ -33,12 +51,13 @@ interface Kid extends BaseKid {
 export interface State {
   nextChild: number
   filled: F.Fixed
-  seen: Array<string>
   kids: Array<Kid>
   /** Index of the next slice to send; `slices` once all are sent. */
   next: number
   /** Planned size of the slices sent so far. */
   planned: F.Fixed
+  /** The current slice waits for the rest of the previous one to be pulled before it goes out at its full size. */
+  waiting: boolean
   /** The window ended with `finish: complete`; the last IOC waits for the canceled slices to land. */
   ending: boolean
   finalChild: number | null
@@ -49,6 +68,20 @@ export interface State {
 /** Time of slice `i`: `t0 + ⌊i × window / slices⌋` in ms. */
 export const sliceAt = (spec: ParentSpec, params: Typed, i: number): number =>
   spec.createdAt + Math.floor((i * params.windowMs) / params.slices)
+
+/** Planned size of slice `i`: `Q` split exactly in lots, the remainder on the first slices (engine.md, W1). */
+export const plannedSize = (spec: ParentSpec, params: Typed, i: number): F.Fixed => {
+  const lots = Math.round(spec.amount / spec.lot)
+  const base = Math.floor(lots / params.slices)
+  return ((base + (i < lots - base * params.slices ? 1 : 0)) * spec.lot) as F.Fixed
+}
+
+/** Planned size of slices 0..n−1 together. */
+export const plannedUpTo = (spec: ParentSpec, params: Typed, n: number): F.Fixed => {
+  const lots = Math.round(spec.amount / spec.lot)
+  const base = Math.floor(lots / params.slices)
+  return ((n * base + Math.min(n, lots - base * params.slices)) * spec.lot) as F.Fixed
+}
 
 /** Time the window ends. */
 export const windowEnd = (spec: ParentSpec, params: Typed): number => spec.createdAt + params.windowMs
@@ -102,8 +135,7 @@ export const validate = (
       slices: params.slices,
       style,
       limit,
-      finish: params.finish ?? "complete",
-      planned: splitInLots(spec.amount, params.slices, spec.lot)
+      finish: params.finish ?? "complete"
     }
   }
 }
@@ -121,7 +153,7 @@ const place = (
   commands: Array<Command>
 ) => {
   const child = state.nextChild++
-  state.kids.push({ child, size: amount, filled: F.ZERO, done: false, final: F.ZERO, canceling: false })
+  state.kids.push({ ...newKid(child, amount), canceling: false })
   if (!state.started) {
     state.started = true
     commands.push({ _tag: "Trigger" })
@@ -156,17 +188,25 @@ const cancelLive = (state: State, commands: Array<Command>) => {
   }
 }
 
-const plannedUpTo = (params: Typed, n: number): F.Fixed =>
-  params.planned.slice(0, n).reduce((sum, x) => F.add(sum, x), F.ZERO)
-
-/** Slice `i`: the previous slice's rest is pulled, and the new one is sized to catch up without counting in-flight size twice. */
-const sendSlice = (spec: ParentSpec, params: Typed, state: State, i: number, commands: Array<Command>) => {
-  cancelLive(state, commands)
-  state.planned = plannedUpTo(params, i + 1)
+/** Sends the current slice for `planned so far − filled − open`, which is the whole catch-up once nothing is live. */
+const placeSlice = (spec: ParentSpec, params: Typed, state: State, commands: Array<Command>) => {
+  state.waiting = false
   const target = F.sub(F.sub(state.planned, state.filled), openAll(state))
   const amount = F.roundTo(target, spec.lot, "down")
-  if (amount > 0) place(spec, params, state, amount, params.style === "taker", i, commands)
+  if (amount > 0) place(spec, params, state, amount, params.style === "taker", state.next - 1, commands)
+}
+
+/**
+ * Slice `i`: the previous slice's rest is pulled and the new child is sized to `planned so far − filled`, so the
+ * schedule catches up. While a pulled rest may still fill, the new child waits for its cancel to land (as a peg waits
+ * to re-peg), so what is filled and open never exceeds the plan (W2).
+ */
+const sendSlice = (spec: ParentSpec, params: Typed, state: State, i: number, commands: Array<Command>) => {
+  cancelLive(state, commands)
+  state.planned = plannedUpTo(spec, params, i + 1)
   state.next = i + 1
+  if (liveKids(state).length === 0) placeSlice(spec, params, state, commands)
+  else state.waiting = true
   commands.push(
     state.next < params.slices
       ? { _tag: "SetTimer", timer: `slice:${state.next}`, at: sliceAt(spec, params, state.next) }
@@ -187,6 +227,7 @@ const giveUp = (spec: ParentSpec, state: State, commands: Array<Command>, why: s
 /** The last IOC for what is left, once nothing else is live. */
 const sendFinal = (spec: ParentSpec, params: Typed, state: State, commands: Array<Command>) => {
   state.ending = false
+  state.waiting = false
   const amount = F.roundTo(F.sub(F.sub(spec.amount, state.filled), openAll(state)), spec.lot, "down")
   if (amount <= 0) {
     giveUp(spec, state, commands, "the window ended")
@@ -202,6 +243,7 @@ const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, co
       if (input.timer === `slice:${state.next}` && state.next < params.slices) {
         sendSlice(spec, params, state, state.next, commands)
       } else if (input.timer === "end" && state.next >= params.slices && state.finalChild === null && !state.ending) {
+        state.waiting = false
         if (params.finish === "stop") {
           giveUp(spec, state, commands, "the window ended (finish: stop)")
           return
@@ -224,6 +266,9 @@ const onInput = (spec: ParentSpec, params: Typed, state: State, input: Input, co
       prune(state)
       if (state.ending && liveKids(state).length === 0) sendFinal(spec, params, state, commands)
       else if (input.child === state.finalChild) giveUp(spec, state, commands, "the window ended")
+      else if (state.waiting && liveKids(state).length === 0 && input.ts < windowEnd(spec, params)) {
+        placeSlice(spec, params, state, commands)
+      }
       return
     }
     case "Market":
@@ -242,10 +287,10 @@ export const core: Core<Typed, State> = {
     const state: State = {
       nextChild: 1,
       filled: F.ZERO,
-      seen: [],
       kids: [],
       next: 0,
       planned: F.ZERO,
+      waiting: false,
       ending: false,
       finalChild: null,
       started: false,

@@ -655,3 +655,24 @@ describe("bracket", () => {
     )
   })
 })
+
+describe("bracket state", () => {
+  it("forgets children that ended: 300 entry fills, each profit taken, end with a small state", () => {
+    const { spec, params } = bracket(LONG, { amount: F.fromInt(300) })
+    const v = new Venue(spec, params)
+    let largest = 0
+    for (let i = 0; i < 300; i++) {
+      v.fill(v.children.get(1)!, F.ONE)
+      // The take-profit for that fill fills, and its fill is delivered twice.
+      const tp = [...v.children.values()].find((c) => c.spec.role === "take_profit" && !c.done)!
+      v.fill(tp, F.ONE)
+      v.feed({ ...v.fills.at(-1)!, ts: v.now })
+      if (i < 299)
+        largest = Math.max(largest, JSON.stringify(v.state.children.filter((c) => c.role !== "entry")).length)
+    }
+    expect(core.info(v.state)["exits_filled"]).toBe("300")
+    expect(v.finished?.status).toBe("closed")
+    expect(largest, "ended take-profits are not kept").toBeLessThan(200)
+    expect(v.state.children, "nothing is kept once every child ended").toEqual([])
+  })
+})

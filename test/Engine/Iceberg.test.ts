@@ -237,3 +237,35 @@ describe("iceberg", () => {
     )
   })
 })
+
+describe("iceberg state", () => {
+  it("stays bounded by its live slice however many slices it has reloaded", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 100, max: 400 }),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.boolean(), fc.boolean()), {
+          minLength: 50,
+          maxLength: 50
+        }),
+        (slices, rounds) => {
+          const spec = baseSpec({ amount: F.fromInt(slices * 3) })
+          const params = ok(validate(spec, { display: "3", reload_delay_s: 1, jitter_s: 1 }))
+          let largest = 0
+          const v = new Venue<Typed, State>(core, spec, params, 7, (venue) => {
+            largest = Math.max(largest, JSON.stringify(venue.state).length)
+          })
+          for (let i = 0; i < slices && v.finished === null; i++) {
+            const [fills, dup, venueEnd] = rounds[i % rounds.length]!
+            for (let f = 0; f < fills; f++) v.act({ t: "fill", pick: 0, pct: f === fills - 1 ? 100 : 30 })
+            if (dup) v.act({ t: "dup", pick: i })
+            if (venueEnd) v.act({ t: "venueEnd", pick: 0 })
+            v.act({ t: "wait", ms: 2000 })
+          }
+          expect(v.places().length).toBeGreaterThanOrEqual(slices / 2)
+          expect(largest, "the state does not grow with the slices sent").toBeLessThan(800)
+        }
+      ),
+      { ...RUNS, numRuns: 5 }
+    )
+  })
+})

@@ -288,8 +288,9 @@ describe("stop_market", () => {
     expect(check({ stopPrice: F.of("0.405") }, {})).toEqual([
       { field: "stop_price", message: "0.405 is off the tick grid of 0.01; nearest valid: 0.4 or 0.41" }
     ])
-    expect(check({}, { trigger_source: "mid", max_slippage: "0.1", whatever: 3 })).toEqual([])
-    expect(stopMarket(parent(), { trigger_source: "mid", max_slippage: "0.1", whatever: 3 })).toEqual({
+    expect(check({}, { trigger_source: "mid", max_slippage: "0.1" })).toEqual([])
+    expect(() => decode({ trigger_source: "mid", whatever: 3 }), "an unknown key is refused").toThrow(/whatever/)
+    expect(stopMarket(parent(), { trigger_source: "mid", max_slippage: "0.1" })).toEqual({
       source: "mid",
       stop: F.of("0.4"),
       limit: F.of("0.3"),

@@ -244,7 +244,8 @@ describe("trailing_stop", () => {
     expect(errorsOf(parent({ price: F.of("0.4") }), { trail: "0.05", protection: "0.3" }).map((e) => e.field)).toEqual([
       "params.protection"
     ])
-    expect(typed(spec, { trail_percent: "0.25", trigger_source: "last", unknown: true })).toEqual({
+    expect(() => decode({ trail_percent: "0.25", unknown: true }), "an unknown key is refused").toThrow(/unknown/)
+    expect(typed(spec, { trail_percent: "0.25", trigger_source: "last" })).toEqual({
       source: "last",
       trail: null,
       trailPercent: F.of("0.25"),

@@ -2,7 +2,17 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as F from "../../src/Domain/Fixed.ts"
 import type { Command, ParentSpec } from "../../src/Engine/Core.ts"
-import { core, type Params, sliceAt, type State, type Typed, validate, windowEnd } from "../../src/Engine/Twap.ts"
+import {
+  core,
+  type Params,
+  plannedSize,
+  plannedUpTo,
+  sliceAt,
+  type State,
+  type Typed,
+  validate,
+  windowEnd
+} from "../../src/Engine/Twap.ts"
 
 import { RUNS, type Check, Venue, actArb, checkExposure, checkFills, baseSpec, ok, fieldsOf } from "./FakeVenue.ts"
 // ---- end of the tiny venue ----
@@ -34,8 +44,7 @@ describe("twap", () => {
         slices: 3,
         style: "limit",
         limit: F.of("0.4"),
-        finish: "complete",
-        planned: [F.of("4"), F.of("3"), F.of("3")]
+        finish: "complete"
       }
     })
     expect(ok(validate(spec, { window_s: 60, slices: 3, limit: "0.42" })).limit).toBe(F.of("0.42"))
@@ -65,25 +74,31 @@ describe("twap", () => {
     expect(core.info(first.state)).toEqual({ slices_sent: 1, planned: "4", live_children: [1], filled: "0" })
   })
 
-  it("cancels the previous slice's rest and sizes the next to catch up, without counting in-flight size twice", () => {
+  it("cancels the previous slice's rest and sends the next, sized to catch up, once that cancel has landed", () => {
     const { spec, params } = twap()
     const v = new Venue(core, spec, params, 1)
     v.now = T0 + 5000
     v.fill(v.children.get(1)!, F.of("1"))
     v.now = T0 + 20_000
     const at1 = v.feed({ _tag: "Timer", ts: v.now, timer: "slice:1" })
-    // planned 7, filled 1, child 1 still has 3 in flight: the new slice is 3.
+    // Child 1 may still fill its 3 until the cancel lands: nothing more goes out yet.
     expect(at1.filter((c) => c._tag === "Cancel")).toEqual([{ _tag: "Cancel", child: 1 }])
-    expect(placed(at1)).toEqual([[2, "3", "gtc"]])
+    expect(placed(at1)).toEqual([])
     v.now = T0 + 30_000
     v.end(v.children.get(1)!, "canceled")
+    // planned 7, filled 1, nothing live: the slice is 6.
+    expect(v.places().map((p) => [p.ts, p.spec.child, F.format(p.spec.amount)])).toEqual([
+      [T0, 1, "4"],
+      [T0 + 30_000, 2, "6"]
+    ])
     v.now = T0 + 40_000
     const at2 = v.feed({ _tag: "Timer", ts: v.now, timer: "slice:2" })
-    // planned 10, filled 1, child 2 still has 3 in flight (cancel just asked): 6.
-    expect(placed(at2)).toEqual([[3, "6", "gtc"]])
     expect(at2.at(-1)).toEqual({ _tag: "SetTimer", timer: "end", at: T0 + 60_000 })
     v.now = T0 + 45_000
+    v.fill(v.children.get(2)!, F.of("2"))
     v.end(v.children.get(2)!, "canceled")
+    // planned 10, filled 3: the catch-up is 7.
+    expect(placed(v.log.filter((e) => e.ts === T0 + 45_000).map((e) => e.command))).toEqual([[3, "7", "gtc"]])
     v.fill(v.children.get(3)!, F.of("2"))
     v.now = T0 + 60_000
     const end = v.feed({ _tag: "Timer", ts: v.now, timer: "end" })
@@ -97,13 +112,43 @@ describe("twap", () => {
       reason: null
     })
     v.children.get(3)!.done = true
-    expect(placed(landed)).toEqual([[4, "7", "ioc"]])
-    v.fill(v.children.get(4)!, F.of("5"))
+    expect(placed(landed)).toEqual([[4, "5", "ioc"]])
+    v.fill(v.children.get(4)!, F.of("3"))
     v.end(v.children.get(4)!, "expired")
     expect(v.finished).toEqual({
       _tag: "Finish",
       status: "canceled",
       detail: "the window ended; filled 8 of 10"
+    })
+  })
+
+  it("catches up when nothing fills: 6 in 2 slices rests 6 after the second slice time", () => {
+    const { spec, params } = twap({ amount: F.of("6") }, { window_s: 10, slices: 2 })
+    const v = new Venue(core, spec, params, 1)
+    v.act({ t: "wait", ms: 5000 })
+    v.end(v.children.get(1)!, "canceled")
+    expect(v.places().map((p) => [p.ts, F.format(p.spec.amount)])).toEqual([
+      [T0, "3"],
+      [T0 + 5000, "6"]
+    ])
+    expect(F.format(v.open())).toBe("6")
+  })
+
+  it("finish stop: a print after the second slice fills the whole catch-up", () => {
+    const { spec, params } = twap({ amount: F.of("10") }, { window_s: 10, slices: 2, finish: "stop" })
+    const v = new Venue(core, spec, params, 1)
+    v.fill(v.children.get(1)!, F.of("1"))
+    v.act({ t: "wait", ms: 5000 })
+    v.end(v.children.get(1)!, "canceled")
+    v.now = T0 + 7000
+    // A print of 6 at the limit: the resting slice takes all it can (it holds planned 10 − filled 1 = 9).
+    const resting = v.children.get(2)!
+    v.fill(resting, F.min(F.of("6"), F.sub(resting.spec.amount, resting.filled)))
+    v.act({ t: "wait", ms: 5000 })
+    expect(v.finished).toEqual({
+      _tag: "Finish",
+      status: "canceled",
+      detail: "the window ended (finish: stop); filled 7 of 10"
     })
   })
 
@@ -157,8 +202,12 @@ describe("twap", () => {
           const lot = F.of(lotText)
           const spec = baseSpec({ amount: (lots * lot) as F.Fixed, lot })
           const slices = Math.min(wanted, lots)
-          const { planned } = ok(validate(spec, { window_s: 60, slices }))
-          expect(planned.length).toBe(slices)
+          const params = ok(validate(spec, { window_s: 60, slices }))
+          const planned = Array.from({ length: slices }, (_, i) => plannedSize(spec, params, i))
+          expect(plannedUpTo(spec, params, slices)).toBe(spec.amount)
+          for (let n = 0; n <= slices; n += Math.max(1, Math.floor(slices / 7))) {
+            expect(plannedUpTo(spec, params, n)).toBe(planned.slice(0, n).reduce((a, b) => F.add(a, b), F.ZERO))
+          }
           expect(planned.reduce((a, b) => F.add(a, b), F.ZERO)).toBe(spec.amount)
           for (let i = 0; i < planned.length; i++) {
             expect(F.isMultipleOf(planned[i]!, lot) && planned[i]! > 0).toBe(true)
@@ -216,7 +265,7 @@ describe("twap", () => {
     )
   })
 
-  it("W3: slices fall on their times inside the window; nothing is sent after it with finish: stop", () => {
+  it("W3: slices fall on their times (or when the cancel they wait for lands) inside the window; nothing is sent after it with finish: stop", () => {
     fc.assert(
       fc.property(scenario, (s) => {
         run(s, (spec, params) => {
@@ -229,10 +278,15 @@ describe("twap", () => {
             for (const c of commands) {
               if (c._tag !== "Place") continue
               if (ts < end) {
-                while (next < times.length && times[next]! < ts) next++
-                expect(times[next], "a slice is sent at its own time").toBe(ts)
                 expect(ts).toBeGreaterThanOrEqual(spec.createdAt)
-                next++
+                if (input?._tag === "ChildDone") {
+                  // A catch-up that waited for the previous slice's cancel to land.
+                  expect(next, "a catch-up follows a slice time").toBeGreaterThan(0)
+                } else {
+                  while (next < times.length && times[next]! < ts) next++
+                  expect(times[next], "a slice is sent at its own time").toBe(ts)
+                  next++
+                }
                 expect(c.spec.timeInForce).toBe(params.style === "taker" ? "ioc" : spec.timeInForce)
               } else {
                 expect(params.finish, "nothing after the window with finish: stop").toBe("complete")
@@ -256,6 +310,37 @@ describe("twap", () => {
         run(s, () => (venue) => checkFills(venue, core.info))
       }),
       RUNS
+    )
+  })
+})
+
+describe("twap state", () => {
+  it("stays bounded by its live children however many slices it has sent", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 200, max: 1000 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.boolean(), fc.boolean()), {
+          minLength: 200,
+          maxLength: 200
+        }),
+        (slices, rounds) => {
+          const spec = baseSpec({ amount: F.fromInt(slices * 3) })
+          const params = ok(validate(spec, { window_s: slices, slices, limit: "0.4" }))
+          let largest = 0
+          const v = new Venue<Typed, State>(core, spec, params, 1, (venue) => {
+            largest = Math.max(largest, JSON.stringify(venue.state).length)
+          })
+          for (let i = 0; i < slices && v.finished === null; i++) {
+            const [fills, dup, land] = rounds[i % rounds.length]!
+            for (let f = 0; f < fills; f++) v.act({ t: "fill", pick: f, pct: 10 })
+            if (dup) v.act({ t: "dup", pick: i })
+            if (land) v.act({ t: "cancelAck", pick: 0 })
+            v.act({ t: "wait", ms: 1000 })
+          }
+          expect(largest, "the state does not grow with the slices sent").toBeLessThan(1200)
+        }
+      ),
+      { ...RUNS, numRuns: 10 }
     )
   })
 })
