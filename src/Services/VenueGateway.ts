@@ -119,6 +119,26 @@ export interface Venue {
   readonly orderByClientId: (clientOrderId: string) => Effect.Effect<VenueOrder | undefined, VenueError>
   /** A queue of everything the venue reports from now on, for as long as the scope lasts. */
   readonly subscribe: Effect.Effect<Queue.Dequeue<VenueEvent>, never, Scope.Scope>
+
+  // Optional members a venue offers when it can (Polymarket has all four).
+  /** Cancels every open order of the account on the venue in one call; answers how many were canceled. */
+  readonly cancelAll?: Effect.Effect<number, VenueError>
+  /** Cancels every open order of the account in one market; answers how many were canceled. */
+  readonly cancelMarket?: (nativeId: string) => Effect.Effect<number, VenueError>
+  /** Streams these markets' books into the `subscribe` queue (`Book` events) for as long as the scope lasts. */
+  readonly watch?: (nativeIds: ReadonlyArray<string>) => Effect.Effect<void, VenueError, Scope.Scope>
+  /** The keep-alive the venue needs while orders rest: when it last succeeded or failed, and why. */
+  readonly heartbeat?: Effect.Effect<HeartbeatStatus>
+}
+
+/** The state of a venue's order keep-alive, for `GET /trading/status`. */
+export interface HeartbeatStatus {
+  /** Whether the keep-alive is sent now (some order rests). */
+  readonly active: boolean
+  readonly ok: boolean
+  readonly lastOkAt: number | null
+  readonly lastError: string | null
+  readonly lastErrorAt: number | null
 }
 
 export class VenueGateway extends Context.Tag("crossbook/VenueGateway")<

@@ -1,12 +1,13 @@
 /** The Polymarket venue behind the VenueGateway seam: Gamma catalog, the YES token's CLOB book, signed trading. */
 import type { HttpClient } from "@effect/platform"
-import { Clock, Duration, Effect, PubSub, Random, Schema, type Scope } from "effect"
+import { Clock, Duration, Effect, PubSub, Random, Schedule, Schema, type Scope } from "effect"
 import type { Address } from "viem"
 import { getAddress } from "viem"
 import * as F from "../../Domain/Fixed.ts"
 import type { Book, Trade } from "../../Domain/Market.ts"
 import {
   type Capabilities,
+  type HeartbeatStatus,
   type PlaceOrderRequest,
   type Venue,
   VenueError,
@@ -45,6 +46,8 @@ export interface PolymarketConfig {
   readonly catalogTtl: Duration.DurationInput
   /** At most this many Gamma pages of 500 are read for the catalog. */
   readonly catalogPages: number
+  /** How often the heartbeat is sent while an order rests (the venue cancels after about 10 s without one). */
+  readonly heartbeatEvery: Duration.DurationInput
 }
 
 /** Reads `POLYMARKET_*` settings; a malformed one is an error naming it, never a silent default. */
@@ -74,7 +77,8 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     apiPassphrase: nonEmpty("POLYMARKET_API_PASSPHRASE"),
     timeout: Duration.seconds(10),
     catalogTtl: Duration.minutes(5),
-    catalogPages: 20
+    catalogPages: 20,
+    heartbeatEvery: Duration.seconds(5)
   }
 }
 
@@ -122,6 +126,9 @@ const OpenOrder = Schema.Struct({
   created_at: Schema.optional(Schema.Number)
 })
 type OpenOrder = typeof OpenOrder.Type
+
+const Canceled = Schema.Struct({ canceled: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))) })
+const HeartbeatAnswer = Schema.Struct({ heartbeat_id: Schema.optional(Schema.NullOr(Schema.String)) })
 
 const fail = (kind: VenueError["kind"], reason: string) => Effect.fail(new VenueError({ venue: VENUE, kind, reason }))
 
@@ -269,6 +276,8 @@ export const makePolymarketVenue = (
     })
 
     const placed = new Map<string, Placed>()
+    /** Orders last seen resting: while there is one, the heartbeat runs. */
+    const resting = new Set<string>()
     const byClientId = new Map<string, string>()
 
     const fromOpenOrder = (o: OpenOrder, p: Placed, now: number): VenueOrder => {
@@ -375,11 +384,13 @@ export const makePolymarketVenue = (
           onNoToken
         }
         placed.set(answer.orderID, p)
+        resting.add(answer.orderID)
         byClientId.set(r.clientOrderId, answer.orderID)
         const shares = F.parse(venueSide === "BUY" ? (answer.takingAmount ?? "0") : (answer.makingAmount ?? "0"))
         const filled = (shares ?? F.ZERO) as F.Fixed
         const status: VenueOrderStatus =
           filled >= p.amount ? "closed" : orderType === "FOK" || orderType === "FAK" ? "canceled" : "open"
+        if (status !== "open") resting.delete(answer.orderID)
         return fromOpenOrder(
           {
             id: answer.orderID,
@@ -405,7 +416,9 @@ export const makePolymarketVenue = (
           { family: "clob", host: "clob", method: "GET", path: `/data/order/${venueOrderId}`, auth: "l2" },
           OpenOrder
         )
-        return fromOpenOrder(o, p, yield* Clock.currentTimeMillis)
+        const view = fromOpenOrder(o, p, yield* Clock.currentTimeMillis)
+        if (view.status !== "open") resting.delete(venueOrderId)
+        return view
       })
 
     const cancelOrder = (venueOrderId: string): Effect.Effect<VenueOrder, VenueError> =>
@@ -421,6 +434,78 @@ export const makePolymarketVenue = (
         })
         return yield* readOrder(venueOrderId)
       })
+
+    const cancelAll = Effect.gen(function* () {
+      yield* ensureCreds
+      const r = yield* rest.json(
+        { family: "cancel", host: "clob", method: "DELETE", path: "/cancel-all", auth: "l2" },
+        Canceled
+      )
+      resting.clear()
+      return r.canceled?.length ?? 0
+    })
+
+    const cancelMarket = (nativeId: string) =>
+      Effect.gen(function* () {
+        yield* ensureCreds
+        const m = yield* requireMarket(nativeId)
+        const r = yield* rest.json(
+          {
+            family: "cancel",
+            host: "clob",
+            method: "DELETE",
+            path: "/cancel-market-orders",
+            body: { market: m.nativeId },
+            auth: "l2"
+          },
+          Canceled
+        )
+        for (const id of r.canceled ?? []) resting.delete(id)
+        return r.canceled?.length ?? 0
+      })
+
+    // ------------------------------------------------------------------ heartbeat: resting orders die without it
+
+    let beat: HeartbeatStatus = { active: false, ok: true, lastOkAt: null, lastError: null, lastErrorAt: null }
+    let heartbeatId = ""
+    const sendHeartbeat = Effect.gen(function* () {
+      if (resting.size === 0) {
+        beat = { ...beat, active: false }
+        return
+      }
+      const now = yield* Clock.currentTimeMillis
+      yield* rest
+        .json(
+          {
+            family: "clob",
+            host: "clob",
+            method: "POST",
+            path: "/v1/heartbeats",
+            body: { heartbeat_id: heartbeatId },
+            auth: "l2"
+          },
+          HeartbeatAnswer
+        )
+        .pipe(
+          Effect.matchEffect({
+            onSuccess: (a) =>
+              Effect.sync(() => {
+                heartbeatId = a.heartbeat_id ?? heartbeatId
+                beat = { ...beat, active: true, ok: true, lastOkAt: now }
+              }),
+            onFailure: (e) =>
+              Effect.zipRight(
+                Effect.sync(() => {
+                  beat = { ...beat, active: true, ok: false, lastError: e.reason, lastErrorAt: now }
+                }),
+                Effect.logWarning(`polymarket heartbeat failed: ${e.reason}; resting orders may be canceled`)
+              )
+          })
+        )
+    })
+    if (identity !== undefined) {
+      yield* sendHeartbeat.pipe(Effect.repeat(Schedule.spaced(config.heartbeatEvery)), Effect.ignore, Effect.forkScoped)
+    }
 
     // ------------------------------------------------------------------ streams
 
@@ -454,6 +539,9 @@ export const makePolymarketVenue = (
       })
 
     const venue: Venue & { readonly watch: typeof watch } = {
+      cancelAll,
+      cancelMarket,
+      heartbeat: Effect.sync(() => beat),
       info: {
         id: VENUE,
         name: "Polymarket",

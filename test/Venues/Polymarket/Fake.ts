@@ -44,6 +44,9 @@ export interface FakePolymarket {
   readonly bids: Map<number, number>
   /** Answers the next `n` requests with 429. */
   rateLimitNext: number
+  /** Heartbeats received; while `failHeartbeats` is set they are answered 400 and the venue's orders canceled. */
+  heartbeats: number
+  failHeartbeats: boolean
   /** Sends a market-channel frame to every connected socket. */
   readonly broadcast: (frame: unknown) => void
   /** Drops every market-channel socket. */
@@ -220,6 +223,25 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
         takingAmount: F.format((o.side === "BUY" ? matched : F.mul(matched, price)) as F.Fixed)
       })
     }
+    if (req.method === "POST" && url.pathname === "/v1/heartbeats") {
+      fake.heartbeats++
+      if (fake.failHeartbeats) {
+        for (const o of orders) if (o.status === "LIVE") o.status = "CANCELED"
+        return send(res, 400, { error: "Invalid heartbeat id" })
+      }
+      return send(res, 200, { heartbeat_id: "hb-1" })
+    }
+    if (req.method === "DELETE" && (url.pathname === "/cancel-all" || url.pathname === "/cancel-market-orders")) {
+      const market = url.pathname === "/cancel-all" ? undefined : (JSON.parse(body) as { market: string }).market
+      const canceled: Array<string> = []
+      for (const o of orders) {
+        if (o.status === "LIVE" && (market === undefined || market === CONDITION)) {
+          o.status = "CANCELED"
+          canceled.push(o.id)
+        }
+      }
+      return send(res, 200, { canceled, not_canceled: {} })
+    }
     if (req.method === "DELETE" && url.pathname === "/order") {
       const { orderID } = JSON.parse(body) as { orderID: string }
       const o = orders.find((x) => x.id === orderID)
@@ -282,6 +304,8 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     asks,
     bids,
     rateLimitNext: 0,
+    heartbeats: 0,
+    failHeartbeats: false,
     broadcast: (frame) => {
       for (const s of sockets) s.send(JSON.stringify(frame))
     },

@@ -35,7 +35,11 @@ const withVenue = async <A>(
   })
   return Effect.runPromiseExit(
     Effect.gen(function* () {
-      const venue = (yield* makePolymarketVenue({ ...config, timeout: "2 seconds" })) as WatchableVenue
+      const venue = (yield* makePolymarketVenue({
+        ...config,
+        timeout: "2 seconds",
+        heartbeatEvery: "40 millis"
+      })) as WatchableVenue
       return yield* f(venue)
     }).pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
   )
@@ -165,6 +169,58 @@ describe("Polymarket venue, trading against the fake CLOB", () => {
     const exit = await withVenue(env, (venue) => venue.placeOrder(order({ price: F.of("0.6"), postOnly: true })))
     expect(JSON.stringify(exit)).toContain("INVALID_POST_ONLY_ORDER")
     expect(JSON.stringify(exit)).toContain('"kind":"rejected"')
+  })
+})
+
+describe("Polymarket venue, keep-alive and bulk cancels", () => {
+  const env = { POLYMARKET_PRIVATE_KEY: KEY }
+
+  it("the heartbeat runs while an order rests, stops after cancel-all, and a missed one is surfaced", async () => {
+    const out = value(
+      await withVenue(env, (venue) =>
+        Effect.gen(function* () {
+          const idle = yield* venue.heartbeat!
+          yield* Effect.sleep("150 millis")
+          const beforeOrders = fake!.heartbeats
+          yield* venue.placeOrder(order({ clientOrderId: "a" }))
+          yield* venue.placeOrder(order({ clientOrderId: "b", price: F.of("0.51") }))
+          yield* Effect.sleep("200 millis")
+          const beating = yield* venue.heartbeat!
+          fake!.failHeartbeats = true
+          yield* Effect.sleep("200 millis")
+          const missed = yield* venue.heartbeat!
+          fake!.failHeartbeats = false
+          const canceled = yield* venue.cancelAll!
+          yield* Effect.sleep("100 millis")
+          const afterCancel = fake!.heartbeats
+          yield* Effect.sleep("200 millis")
+          return { idle, beforeOrders, beating, missed, canceled, afterCancel, stopped: yield* venue.heartbeat! }
+        })
+      )
+    )
+    expect(out.idle.active).toBe(false)
+    expect(out.beforeOrders).toBe(0)
+    expect([out.beating.active, out.beating.ok, out.beating.lastOkAt !== null]).toEqual([true, true, true])
+    expect([out.missed.ok, out.missed.lastError]).toEqual([false, "Invalid heartbeat id"])
+    // the fake canceled the resting orders when its heartbeat failed; cancel-all finds none left
+    expect(out.canceled).toBe(0)
+    expect(fake!.heartbeats).toBe(out.afterCancel)
+    expect(out.stopped.active).toBe(false)
+  })
+
+  it("cancel by market cancels only the resting orders, answering the count", async () => {
+    const n = value(
+      await withVenue(env, (venue) =>
+        Effect.gen(function* () {
+          yield* venue.placeOrder(order({ clientOrderId: "a" }))
+          yield* venue.placeOrder(order({ clientOrderId: "b", price: F.of("0.6") })) // fills at once
+          yield* venue.placeOrder(order({ clientOrderId: "c", side: "sell", price: F.of("0.9") }))
+          return yield* venue.cancelMarket!(CONDITION)
+        })
+      )
+    )
+    expect(n).toBe(2)
+    expect(fake!.orders.map((o) => o.status)).toEqual(["CANCELED", "MATCHED", "CANCELED"])
   })
 })
 
