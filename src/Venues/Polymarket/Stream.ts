@@ -374,3 +374,88 @@ export const userSubscription = (
   markets,
   type: "user"
 })
+
+// ---------------------------------------------------------------------------------------------- own fills
+
+/** What we know of an own order: enough to turn the venue's token trade into a fill on our YES leg. */
+export interface OwnOrder {
+  readonly clientOrderId: string
+  readonly nativeId: string
+  readonly side: "buy" | "sell"
+  /** The order rests on the NO token (a `sell` placed as a BUY of NO at 1 − p). */
+  readonly onNoToken: boolean
+}
+
+/** One own fill in our terms: YES price, shares, and which trade and order it came from. */
+export interface OwnFill {
+  readonly tradeId: string
+  readonly venueOrderId: string
+  readonly own: OwnOrder
+  readonly price: F.Fixed
+  readonly amount: F.Fixed
+  readonly liquidity: "maker" | "taker"
+  readonly ts: number
+}
+
+/** What a trade update means for the ledger: a new fill, or the reversal of one counted before. */
+export type FillChange =
+  { readonly _tag: "Fill"; readonly fill: OwnFill } | { readonly _tag: "Reversed"; readonly fill: OwnFill }
+
+/**
+ * Counts each own fill once. A trade is `MATCHED` first and later `MINED`/`CONFIRMED` (or `RETRYING`, then
+ * `FAILED`): the fill is counted at the first status that is not `FAILED` and never again; a `FAILED` trade
+ * reverses the fills it had counted.
+ */
+export class OwnFills {
+  private readonly counted = new Map<string, OwnFill>()
+  private readonly reversed = new Set<string>()
+
+  constructor(private readonly own: (venueOrderId: string) => OwnOrder | undefined) {}
+
+  apply(t: UserTradeMessage): Array<FillChange> {
+    // `matchtime` is in seconds, `timestamp` in ms
+    const raw = venueMs(t.matchtime ?? t.timestamp ?? 0)
+    const ts = raw < 1e12 ? raw * 1000 : raw
+    const legs: Array<OwnFill> = []
+    const yesPrice = (o: OwnOrder, price: number) => (o.onNoToken ? F.ONE - price : price) as F.Fixed
+    const taker = this.own(t.taker_order_id)
+    if (taker !== undefined) {
+      legs.push({
+        tradeId: `${t.id}:${t.taker_order_id}`,
+        venueOrderId: t.taker_order_id,
+        own: taker,
+        price: yesPrice(taker, t.price),
+        amount: t.size as F.Fixed,
+        liquidity: "taker",
+        ts
+      })
+    }
+    for (const m of t.maker_orders) {
+      const o = this.own(m.order_id)
+      if (o === undefined) continue
+      legs.push({
+        tradeId: `${t.id}:${m.order_id}`,
+        venueOrderId: m.order_id,
+        own: o,
+        price: yesPrice(o, m.price),
+        amount: m.matched_amount as F.Fixed,
+        liquidity: "maker",
+        ts
+      })
+    }
+    const failed = t.status.toUpperCase() === "FAILED"
+    const out: Array<FillChange> = []
+    for (const leg of legs) {
+      if (this.reversed.has(leg.tradeId)) continue
+      const before = this.counted.get(leg.tradeId)
+      if (failed) {
+        this.reversed.add(leg.tradeId)
+        if (before !== undefined) out.push({ _tag: "Reversed", fill: before })
+      } else if (before === undefined) {
+        this.counted.set(leg.tradeId, leg)
+        out.push({ _tag: "Fill", fill: leg })
+      }
+    }
+    return out
+  }
+}

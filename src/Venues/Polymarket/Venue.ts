@@ -1,6 +1,6 @@
 /** The Polymarket venue behind the VenueGateway seam: Gamma catalog, the YES token's CLOB book, signed trading. */
 import type { HttpClient } from "@effect/platform"
-import { Clock, Duration, Effect, PubSub, Random, Schedule, Schema, type Scope } from "effect"
+import { Clock, Duration, Effect, PubSub, Random, Schedule, Schema, Scope } from "effect"
 import type { Address } from "viem"
 import { getAddress } from "viem"
 import * as F from "../../Domain/Fixed.ts"
@@ -28,7 +28,15 @@ import {
   ZERO_ADDRESS,
   ZERO_BYTES32
 } from "./Signing.ts"
-import { MarketBooks, marketSubscription, parseMarketFrame, runChannel } from "./Stream.ts"
+import {
+  MarketBooks,
+  marketSubscription,
+  OwnFills,
+  parseMarketFrame,
+  parseUserFrame,
+  runChannel,
+  userSubscription
+} from "./Stream.ts"
 import { ClobBook, DataTrades, GammaMarkets, type PolymarketMarket, toBook, toMarket, toTrade, VENUE } from "./Wire.ts"
 
 /** The venue's settings, read from the environment by {@link configFromEnv}. */
@@ -165,6 +173,7 @@ export const makePolymarketVenue = (
       signer === undefined ? undefined : config.funder !== undefined ? getAddress(config.funder) : signer.address
     const rest: PolymarketRest = yield* makeRest({ hosts: config.hosts, timeout: config.timeout }, identity)
     const events = yield* PubSub.unbounded<VenueEvent>()
+    const venueScope = yield* Effect.scope
 
     // ------------------------------------------------------------------ catalog
 
@@ -307,9 +316,54 @@ export const makePolymarketVenue = (
       }
     }
 
+    // own fills: counted once when matched; a failed trade is logged as a reversal (no VenueEvent carries it yet)
+    const ownFills = new OwnFills((id) => placed.get(id))
+    let userChannel = false
+    const startUserChannel = (creds: { key: string; secret: string; passphrase: string }) =>
+      Effect.gen(function* () {
+        if (userChannel) return
+        userChannel = true
+        yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/user`, {
+          onOpen: () => userSubscription(creds, []),
+          onFrame: (text) => {
+            for (const msg of parseUserFrame(text).messages) {
+              if (msg.event_type !== "trade") continue
+              for (const c of ownFills.apply(msg)) {
+                const f = c.fill
+                if (c._tag === "Reversed") {
+                  Effect.runSync(
+                    Effect.logWarning(`polymarket trade ${f.tradeId} failed after it matched: the fill is reversed`)
+                  )
+                  continue
+                }
+                Effect.runSync(
+                  PubSub.publish(events, {
+                    _tag: "Fill",
+                    fill: {
+                      tradeId: f.tradeId,
+                      venueOrderId: f.venueOrderId,
+                      clientOrderId: f.own.clientOrderId,
+                      nativeId: f.own.nativeId,
+                      side: f.own.side,
+                      price: f.price,
+                      amount: f.amount,
+                      fee: F.ZERO,
+                      liquidity: f.liquidity,
+                      ts: f.ts
+                    }
+                  })
+                )
+              }
+            }
+          },
+          onClose: () => {}
+        }).pipe(Scope.extend(venueScope))
+      })
+
     const placeOrder = (r: PlaceOrderRequest): Effect.Effect<VenueOrder, VenueError> =>
       Effect.gen(function* () {
         const creds = yield* ensureCreds
+        yield* startUserChannel(creds)
         const m = yield* requireMarket(r.nativeId)
         if (!m.acceptingOrders) return yield* fail("market_closed", `${m.nativeId} is not accepting orders`)
         if (!F.isMultipleOf(r.price, m.tick) || r.price <= 0 || r.price >= F.ONE) {

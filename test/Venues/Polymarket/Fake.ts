@@ -49,6 +49,9 @@ export interface FakePolymarket {
   failHeartbeats: boolean
   /** Sends a market-channel frame to every connected socket. */
   readonly broadcast: (frame: unknown) => void
+  /** Sends a user-channel frame to every authenticated user socket. */
+  readonly broadcastUser: (frame: unknown) => void
+  readonly userConnections: () => number
   /** Drops every market-channel socket. */
   readonly dropSockets: () => void
   readonly connections: () => number
@@ -272,7 +275,22 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     req.on("data", (c) => (body += c))
     req.on("end", () => void handle(req, body, res))
   })
-  const wss = new WebSocketServer({ server, path: "/ws/market" })
+  const wss = new WebSocketServer({ noServer: true })
+  const userWss = new WebSocketServer({ noServer: true })
+  const userSockets = new Set<WebSocket>()
+  server.on("upgrade", (req, socket, head) => {
+    const target = req.url === "/ws/market" ? wss : req.url === "/ws/user" ? userWss : undefined
+    if (target === undefined) return socket.destroy()
+    target.handleUpgrade(req, socket, head, (ws) => target.emit("connection", ws, req))
+  })
+  userWss.on("connection", (socket) => {
+    socket.once("message", (data) => {
+      const sub = JSON.parse(data.toString()) as { auth?: { apiKey?: string } }
+      if (sub.auth?.apiKey !== "fake-key") return socket.close()
+      userSockets.add(socket)
+    })
+    socket.on("close", () => userSockets.delete(socket))
+  })
   wss.on("connection", (socket) => {
     sockets.add(socket)
     socket.on("close", () => sockets.delete(socket))
@@ -309,6 +327,10 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     broadcast: (frame) => {
       for (const s of sockets) s.send(JSON.stringify(frame))
     },
+    broadcastUser: (frame) => {
+      for (const s of userSockets) s.send(JSON.stringify(frame))
+    },
+    userConnections: () => userSockets.size,
     dropSockets: () => {
       for (const s of sockets) s.terminate()
     },
@@ -316,7 +338,9 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.terminate()
+        for (const s of userSockets) s.terminate()
         wss.close()
+        userWss.close()
         server.close(() => r())
       })
   }

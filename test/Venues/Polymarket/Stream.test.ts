@@ -1,5 +1,6 @@
 /** The market channel against the recorded transcript, the user channel's messages, and a socket that drops. */
 import { Effect, Queue } from "effect"
+import fc from "fast-check"
 import { existsSync, readFileSync } from "node:fs"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
@@ -9,6 +10,9 @@ import * as F from "../../../src/Domain/Fixed.ts"
 import {
   MarketBooks,
   marketSubscription,
+  type OwnOrder,
+  OwnFills,
+  type UserTradeMessage,
   parseMarketFrame,
   parseUserFrame,
   runChannel,
@@ -235,5 +239,78 @@ describe("the channel socket", () => {
     expect(received[0]).toBe("1:market")
     expect(received.some((r) => r.startsWith("2:market"))).toBe(true)
     expect(received.filter((r) => r.startsWith("1:PING")).length).toBeGreaterThanOrEqual(1)
+  })
+})
+
+describe("own fills from the user channel", () => {
+  const own = new Map<string, OwnOrder>([
+    ["0xbuy", { clientOrderId: "b", nativeId: "0xc", side: "buy", onNoToken: false }],
+    ["0xno", { clientOrderId: "n", nativeId: "0xc", side: "sell", onNoToken: true }]
+  ])
+  const trade = (id: string, status: string, o: Partial<UserTradeMessage> = {}): UserTradeMessage => ({
+    event_type: "trade",
+    id,
+    market: "0xc",
+    asset_id: "1",
+    side: "BUY",
+    price: F.of("0.4"),
+    size: F.of("5"),
+    status,
+    taker_order_id: "0xbuy",
+    maker_orders: [{ order_id: "0xother", asset_id: "2", matched_amount: F.of("5"), price: F.of("0.6") }],
+    matchtime: "1800000000",
+    ...o
+  })
+
+  it("matched counts the fill; mined and confirmed do not count it again; a maker leg on NO is a YES price", () => {
+    const fills = new OwnFills((id) => own.get(id))
+    const first = fills.apply(trade("t1", "MATCHED"))
+    expect(first).toHaveLength(1)
+    expect(first[0]).toMatchObject({
+      _tag: "Fill",
+      fill: { tradeId: "t1:0xbuy", liquidity: "taker", ts: 1800000000000 }
+    })
+    expect(fills.apply(trade("t1", "MINED"))).toEqual([])
+    expect(fills.apply(trade("t1", "CONFIRMED"))).toEqual([])
+    const maker = fills.apply(
+      trade("t2", "MATCHED", {
+        taker_order_id: "0xsomeone",
+        maker_orders: [{ order_id: "0xno", asset_id: "2", matched_amount: F.of("3"), price: F.of("0.3") }]
+      })
+    )
+    expect(maker.map((c) => [c._tag, F.format(c.fill.price), F.format(c.fill.amount), c.fill.liquidity])).toEqual([
+      ["Fill", "0.7", "3", "maker"]
+    ])
+  })
+
+  it("a failed trade reverses the fill it counted, once; a trade first seen failed counts nothing", () => {
+    const fills = new OwnFills((id) => own.get(id))
+    fills.apply(trade("t1", "MATCHED"))
+    fills.apply(trade("t1", "RETRYING"))
+    expect(fills.apply(trade("t1", "FAILED")).map((c) => c._tag)).toEqual(["Reversed"])
+    expect(fills.apply(trade("t1", "FAILED"))).toEqual([])
+    expect(fills.apply(trade("t1", "CONFIRMED"))).toEqual([])
+    expect(fills.apply(trade("t9", "FAILED"))).toEqual([])
+  })
+
+  it("whatever order the statuses arrive in, the net counted size is that of the trades that did not fail", () => {
+    const statuses = ["MATCHED", "MINED", "CONFIRMED", "RETRYING", "FAILED"]
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.constantFrom(...statuses)), { maxLength: 40 }),
+        (updates) => {
+          const fills = new OwnFills((id) => own.get(id))
+          let net = 0
+          for (const [i, status] of updates) {
+            for (const c of fills.apply(trade(`t${i}`, status, { size: F.fromInt(i + 1) }))) {
+              net += c._tag === "Fill" ? c.fill.amount : -c.fill.amount
+            }
+          }
+          const failedFirstOrLater = new Set(updates.filter(([, s]) => s === "FAILED").map(([i]) => i))
+          const counted = new Set(updates.filter(([i]) => !failedFirstOrLater.has(i)).map(([i]) => i))
+          expect(net).toBe([...counted].reduce((a, i) => a + F.fromInt(i + 1), 0))
+        }
+      )
+    )
   })
 })

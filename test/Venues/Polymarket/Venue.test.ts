@@ -224,6 +224,46 @@ describe("Polymarket venue, keep-alive and bulk cancels", () => {
   })
 })
 
+describe("Polymarket venue, own fills on the user channel", () => {
+  it("a fill reaches subscribers once when matched, is not counted again when confirmed, and a failed one adds none", async () => {
+    const out = value(
+      await withVenue({ POLYMARKET_PRIVATE_KEY: KEY }, (venue) =>
+        Effect.gen(function* () {
+          const queue = yield* venue.subscribe
+          const resting = yield* venue.placeOrder(order({ clientOrderId: "mine", side: "sell", price: F.of("0.7") }))
+          while (fake!.userConnections() === 0) yield* Effect.sleep("10 millis")
+          const trade = (status: string) => ({
+            event_type: "trade",
+            id: "t1",
+            market: CONDITION,
+            asset_id: YES_TOKEN,
+            side: "BUY",
+            price: "0.3",
+            size: "4",
+            status,
+            taker_order_id: "0xsomeone",
+            maker_orders: [{ order_id: resting.venueOrderId, asset_id: NO_TOKEN, matched_amount: "4", price: "0.3" }],
+            matchtime: "1800000000"
+          })
+          fake!.broadcastUser([trade("MATCHED")])
+          fake!.broadcastUser(trade("MINED"))
+          fake!.broadcastUser(trade("CONFIRMED"))
+          fake!.broadcastUser({ ...trade("FAILED"), id: "t2" })
+          const first = yield* Queue.take(queue)
+          yield* Effect.sleep("150 millis")
+          const rest = yield* Queue.takeAll(queue)
+          return { first, rest: [...rest] }
+        }).pipe(Effect.timeout("10 seconds"))
+      )
+    )
+    expect(out.first).toMatchObject({
+      _tag: "Fill",
+      fill: { clientOrderId: "mine", side: "sell", price: F.of("0.7"), amount: F.of("4"), liquidity: "maker" }
+    })
+    expect(out.rest.filter((e) => e._tag === "Fill")).toEqual([])
+  })
+})
+
 describe("Polymarket venue, streamed book", () => {
   it("a streamed price_change moves the book and reaches subscribers; a dropped socket resyncs from a fresh book", async () => {
     const out = value(
