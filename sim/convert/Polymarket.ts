@@ -1,5 +1,6 @@
 /** Converts a recorded Polymarket CLOB market-channel WebSocket transcript into a tape. */
 import * as F from "../../src/Domain/Fixed.ts"
+import { statedBest as streamStatedBest } from "../../src/Venues/Polymarket/Stream.ts"
 import type { TapeEvent, TapeHeader } from "../Tape.ts"
 import {
   canonicalDecimal,
@@ -32,13 +33,11 @@ const sortedLevels = (raw: unknown, falling: boolean): Levels | undefined => {
   return [...byPrice.entries()].sort((a, b) => (falling ? b[0] - a[0] : a[0] - b[0])).map(([, l]) => l)
 }
 
-/** A stated best price: "0"/"" for no bid, "1"/"" for no ask, both as null. */
+/** A stated best price: "0"/"" for no bid, "1"/"" for no ask, both as null; read as the venue's stream reads it. */
 const statedBest = (x: unknown): string | null | undefined => {
-  if (x === null || x === "") return null
-  const s = canonicalDecimal(x)
-  if (s === undefined) return undefined
-  const v = F.of(s)
-  return v <= 0 || v >= F.ONE ? null : s
+  if (x !== null && typeof x !== "string") return undefined
+  const v = streamStatedBest(x)
+  return v === null || v === undefined ? v : F.format(v)
 }
 
 /**

@@ -129,6 +129,16 @@ export interface Venue {
   readonly openOrders?: Effect.Effect<ReadonlyArray<VenueOrder>, VenueError>
   /** Shrinks a resting order to `remaining` contracts left, keeping its place in the queue. */
   readonly decreaseOrder?: (venueOrderId: string, remaining: Fixed) => Effect.Effect<VenueOrder, VenueError>
+
+  // Optional members a venue offers when it can (Polymarket has all four).
+  /** Cancels every open order of the account on the venue in one call; answers how many were canceled. */
+  readonly cancelAll?: Effect.Effect<number, VenueError>
+  /** Cancels every open order of the account in one market; answers how many were canceled. */
+  readonly cancelMarket?: (nativeId: string) => Effect.Effect<number, VenueError>
+  /** Streams these markets' books into the `subscribe` queue (`Book` events) for as long as the scope lasts. */
+  readonly watch?: (nativeIds: ReadonlyArray<string>) => Effect.Effect<void, VenueError, Scope.Scope>
+  /** The keep-alive the venue needs while orders rest: when it last succeeded or failed, and why. */
+  readonly heartbeat?: Effect.Effect<HeartbeatStatus>
 }
 
 export interface VenueBalance {
@@ -143,6 +153,16 @@ export interface VenuePosition {
   readonly exposure: Fixed | null
   readonly realizedPnl: Fixed | null
   readonly feesPaid: Fixed | null
+}
+
+/** The state of a venue's order keep-alive, for `GET /trading/status`. */
+export interface HeartbeatStatus {
+  /** Whether the keep-alive is sent now (some order rests). */
+  readonly active: boolean
+  readonly ok: boolean
+  readonly lastOkAt: number | null
+  readonly lastError: string | null
+  readonly lastErrorAt: number | null
 }
 
 export class VenueGateway extends Context.Tag("crossbook/VenueGateway")<
