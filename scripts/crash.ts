@@ -27,7 +27,12 @@ const home = join(mkdtempSync(join(tmpdir(), "crossbook-crash-")), "home")
 const engineFile = join(home, "engine.db")
 const controlFile = join(home, "control.db")
 const findings: Array<string> = []
+/** Each finding once: a loss seen after one kill is seen again after every later one. */
+const seen = new Set<string>()
 const found = (what: string) => {
+  const key = what.replace(/^after [^:]*: /, "")
+  if (seen.has(key)) return
+  seen.add(key)
   findings.push(what)
   console.log(`  FOUND: ${what}`)
 }
