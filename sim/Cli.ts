@@ -1,6 +1,6 @@
 /** The `crossbook sim …` commands: replay a tape with a scenario, and (with the converters) make tapes. */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Option, Schema } from "effect"
+import { Console, Data, Effect, Option, Schema } from "effect"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -8,11 +8,39 @@ import { resolve } from "node:path"
 import { backtest } from "./Backtest.ts"
 import { convertKalshi } from "./convert/Kalshi.ts"
 import { renderReport } from "./Report.ts"
-import { type StrategyExport, strategyOf } from "./Strategy.ts"
+import { strategyFromModule } from "./Strategy.ts"
 import { convertPolymarket } from "./convert/Polymarket.ts"
 import { generateTape } from "./Generator.ts"
 import { replay, Scenario } from "./Replay.ts"
 import { formatTape } from "./Tape.ts"
+
+/** A failure the user can act on; the entry point prints its message as one sentence on stderr and exits 1. */
+class SimError extends Data.TaggedError("SimError")<{ readonly message: string }> {}
+
+const firstLine = (error: unknown): string =>
+  ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").trim()
+
+/** Reads a text file, or fails with a sentence naming it. */
+const readText = (file: string, what: string) =>
+  Effect.try({
+    try: () => readFileSync(file, "utf8"),
+    catch: (error) => new SimError({ message: `cannot read the ${what} ${file} (${firstLine(error)})` })
+  })
+
+/** Runs a step that throws on bad input (a tape, a scenario), turning the throw into a sentence naming the file. */
+const orFail = <A>(what: string, run: () => A) =>
+  Effect.try({ try: run, catch: (error) => new SimError({ message: `${what} (${firstLine(error)})` }) })
+
+/** A tape the parser refuses is the user's input, not a bug: says which line, and where the format is written. */
+const badTape = (file: string) =>
+  Effect.catchAllDefect((defect: unknown) => {
+    const line = /^tape line (\d+)/.exec(firstLine(defect))
+    return line === null
+      ? Effect.die(defect)
+      : Effect.fail(
+          new SimError({ message: `${file} line ${line[1]} is not a tape event (the format is in sim/TAPES.md)` })
+        )
+  })
 
 const seed = Options.integer("seed").pipe(Options.withDescription("Seed of the run"), Options.withDefault(1))
 
@@ -32,23 +60,30 @@ const replayCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
-      const tape = readFileSync(o.tape, "utf8")
+      const tape = yield* readText(o.tape, "tape")
       const orders = Option.isSome(o.orders)
-        ? Schema.decodeUnknownSync(Scenario)(JSON.parse(readFileSync(o.orders.value, "utf8")))
+        ? yield* Effect.flatMap(readText(o.orders.value, "scenario"), (text) =>
+            orFail(
+              `the scenario ${o.orders.pipe(Option.getOrElse(() => ""))} is not a JSON array of {at_ms, order}`,
+              () => Schema.decodeUnknownSync(Scenario)(JSON.parse(text))
+            )
+          )
         : []
       let shown = -1
-      const { log, summary } = yield* replay({
-        tape,
-        orders,
-        seed: o.seed,
-        onProgress: (done, total) => {
-          const pct = Math.floor((done / total) * 100)
-          if (pct >= shown + 10 || done === total) {
-            shown = pct
-            process.stderr.write(`replay: ${pct}% (${done}/${total} events)\n`)
+      const { log, summary } = yield* Effect.suspend(() =>
+        replay({
+          tape,
+          orders,
+          seed: o.seed,
+          onProgress: (done, total) => {
+            const pct = Math.floor((done / total) * 100)
+            if (pct >= shown + 10 || done === total) {
+              shown = pct
+              process.stderr.write(`replay: ${pct}% (${done}/${total} events)\n`)
+            }
           }
-        }
-      })
+        })
+      ).pipe(badTape(o.tape))
       mkdirSync(o.out, { recursive: true })
       writeFileSync(join(o.out, "events.jsonl"), log)
       writeFileSync(join(o.out, "summary.json"), JSON.stringify(summary, null, 2) + "\n")
@@ -84,8 +119,18 @@ const convertCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
-      const text = readFileSync(o.input, "utf8")
-      const { header, events, report } = o.from === "kalshi" ? convertKalshi(text) : convertPolymarket(text)
+      const text = yield* readText(o.input, "recording")
+      const { header, events, report } = yield* orFail(`${o.input} is not a ${o.from} recording`, () =>
+        o.from === "kalshi" ? convertKalshi(text) : convertPolymarket(text)
+      )
+      if (events.length === 0) {
+        process.stderr.write(JSON.stringify(report, null, 2) + "\n")
+        return yield* new SimError({
+          message:
+            `${o.input} holds no ${o.from} market data (${report.lines} lines, ${report.skipped.length} skipped; ` +
+            `the report above says why): nothing written to ${o.out}`
+        })
+      }
       writeFileSync(o.out, formatTape(header, events))
       yield* Console.log(JSON.stringify(report, null, 2))
       yield* Console.log(`wrote ${events.length} events for ${header.markets.length} markets to ${o.out}`)
@@ -115,27 +160,38 @@ export const backtestCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
-      const module = yield* Effect.promise(() => import(pathToFileURL(resolve(o.strategy)).href))
-      const strategy = strategyOf((module.default ?? module.strategy) as StrategyExport)
+      const module = yield* Effect.tryPromise({
+        try: () => import(pathToFileURL(resolve(o.strategy)).href) as Promise<Record<string, unknown>>,
+        catch: (error) => new SimError({ message: `the strategy ${o.strategy} does not load: ${firstLine(error)}` })
+      })
+      const loaded = strategyFromModule(module)
+      if ("error" in loaded) {
+        return yield* new SimError({
+          message: `the strategy ${o.strategy} is not usable: ${loaded.error} (see sim/Strategy.ts)`
+        })
+      }
+      const strategy = loaded.strategy
       const tape = Option.isSome(o.tape)
-        ? readFileSync(o.tape.value, "utf8")
+        ? yield* readText(o.tape.value, "tape")
         : (() => {
             const g = generateTape({ seed: o.seed, markets: 2, durationS: 1800 })
             return formatTape(g.header, g.events)
           })()
       let shown = -1
-      const report = yield* backtest({
-        tape,
-        strategy,
-        seed: o.seed,
-        onProgress: (done, total) => {
-          const pct = Math.floor((done / total) * 100)
-          if (pct >= shown + 10 || done === total) {
-            shown = pct
-            process.stderr.write(`backtest: ${pct}% (${done}/${total} events)\n`)
+      const report = yield* Effect.suspend(() =>
+        backtest({
+          tape,
+          strategy,
+          seed: o.seed,
+          onProgress: (done, total) => {
+            const pct = Math.floor((done / total) * 100)
+            if (pct >= shown + 10 || done === total) {
+              shown = pct
+              process.stderr.write(`backtest: ${pct}% (${done}/${total} events)\n`)
+            }
           }
-        }
-      })
+        })
+      ).pipe(badTape(Option.getOrElse(o.tape, () => "the generated tape")))
       mkdirSync(o.out, { recursive: true })
       writeFileSync(join(o.out, "report.json"), JSON.stringify(report, null, 2) + "\n")
       writeFileSync(join(o.out, "report.html"), renderReport(report))

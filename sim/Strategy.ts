@@ -88,3 +88,55 @@ export type StrategyExport = Strategy | (() => Strategy)
 
 export const strategyOf = (exported: StrategyExport): Strategy =>
   typeof exported === "function" ? exported() : exported
+
+const HOOKS = ["onStart", "onBook", "onTrade", "onFill", "onTimer"] as const
+
+const describe = (value: unknown): string =>
+  value === null
+    ? "null"
+    : Array.isArray(value)
+      ? "an array"
+      : typeof value === "object"
+        ? "an object"
+        : `a ${typeof value}`
+
+/**
+ * The strategy a loaded module exports, checked: its default export (or `strategy`) must be a `Strategy` (an object
+ * whose hooks are functions, at least one of them) or a function answering one. A CommonJS module's exports object is
+ * looked through. Answers the reason in words when it is not.
+ */
+export const strategyFromModule = (
+  module: Readonly<Record<string, unknown>>
+): { readonly strategy: Strategy } | { readonly error: string } => {
+  let exported: unknown = module["default"] ?? module["strategy"]
+  if (typeof exported === "object" && exported !== null) {
+    const inner = exported as Record<string, unknown>
+    if (!HOOKS.some((hook) => hook in inner) && ("default" in inner || "strategy" in inner)) {
+      exported = inner["default"] ?? inner["strategy"]
+    }
+  }
+  if (exported === undefined) return { error: "it has no default export (export default a Strategy)" }
+  let strategy: unknown = exported
+  if (typeof exported === "function") {
+    try {
+      strategy = (exported as () => unknown)()
+    } catch (error) {
+      return {
+        error: `its default export threw when called (${error instanceof Error ? error.message : String(error)})`
+      }
+    }
+  }
+  if (typeof strategy !== "object" || strategy === null || Array.isArray(strategy)) {
+    return {
+      error: `its default export is ${describe(strategy)}, not a Strategy (an object with hooks such as onBook) or a function returning one`
+    }
+  }
+  const record = strategy as Record<string, unknown>
+  const notFunctions = HOOKS.filter((hook) => record[hook] !== undefined && typeof record[hook] !== "function")
+  if (notFunctions.length > 0) return { error: `its ${notFunctions.join(", ")} must be functions` }
+  if (!HOOKS.some((hook) => typeof record[hook] === "function")) {
+    return { error: `its strategy has none of the hooks ${HOOKS.join(", ")}, so it would never trade` }
+  }
+  if (record["name"] !== undefined && typeof record["name"] !== "string") return { error: "its name must be a string" }
+  return { strategy: strategy as Strategy }
+}

@@ -1,12 +1,17 @@
 /** The command tree of `crossbook`. */
-import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
-import { Clock, Console, Effect, Layer, Option } from "effect"
+import { Args, Command, Options, ValidationError } from "@effect/cli"
+import { FileSystem, HttpServer } from "@effect/platform"
+import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { Cause, Clock, Console, Data, Effect, Exit, Layer, Logger, Option } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { Duplex } from "node:stream"
 import { join } from "node:path"
+import { stripVTControlCharacters } from "node:util"
 import { accessToken, serviceUrl } from "./Client.ts"
+import { doctor } from "./Doctor.ts"
 import { openApiDocument } from "./Http/Api.ts"
-import { listen } from "./Http/Server.ts"
-import { ensureHome, homeFolder } from "./Home.ts"
+import { HttpServeLive } from "./Http/Server.ts"
+import { acquireHome, ensureHome, HomeLocked, homeFolder, privateFiles, tightenModes } from "./Home.ts"
 import { controlDatabase, engineDatabase } from "./Persistence/Sql.ts"
 import { isLoopback, readRegistry, registryFile, registryKey, writeRegistryEntry } from "./Registry.ts"
 import { Auth } from "./Services/Auth.ts"
@@ -158,17 +163,81 @@ export const bootstrapAccess = (options: {
     yield* say(`Owner access token is in ${registryFile(options.home)} under "${key}"; clients read it there.`)
   })
 
+/** A failure of a command that the user can act on: printed as one sentence on stderr, exit status 1. */
+export class CliError extends Data.TaggedError("CliError")<{ readonly message: string }> {}
+
+/**
+ * A Node HTTP server that holds the requests (and WebSocket upgrades) arriving before the API is attached and hands
+ * them to it once it is: `serve` binds its port before it reads or writes a database, so a port in use stops it with
+ * nothing written, and clients that connect while it restores its state wait instead of being refused.
+ */
+export const holdingServer = () => {
+  const server = createServer()
+  const requests: Array<[IncomingMessage, ServerResponse]> = []
+  const upgrades: Array<[IncomingMessage, Duplex, Buffer]> = []
+  const holdRequest = (request: IncomingMessage, response: ServerResponse) => void requests.push([request, response])
+  const holdUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+    void upgrades.push([request, socket, head])
+  server.on("request", holdRequest)
+  server.on("upgrade", holdUpgrade)
+  server.on("newListener", (event: string | symbol, listener: (...args: Array<any>) => void) => {
+    if (event === "request" && listener !== holdRequest) {
+      server.off("request", holdRequest)
+      const held = requests.splice(0)
+      setImmediate(() => held.forEach(([request, response]) => listener(request, response)))
+    } else if (event === "upgrade" && listener !== holdUpgrade) {
+      server.off("upgrade", holdUpgrade)
+      const held = upgrades.splice(0)
+      setImmediate(() => held.forEach(([request, socket, head]) => listener(request, socket, head)))
+    }
+  })
+  return server
+}
+
+/** The port as a layer, bound first; a refusal to bind becomes a sentence that says what to do. */
+const boundPort = (host: string, port: number) =>
+  NodeHttpServer.layer(holdingServer, { host, port }).pipe(
+    Layer.catchAll((error) => {
+      const code = (error.cause as { code?: string } | undefined)?.code
+      const why =
+        code === "EADDRINUSE"
+          ? `port ${port} on ${host} is in use: stop what listens there, or pick another --port`
+          : code === "EACCES"
+            ? `may not listen on port ${port} of ${host} (EACCES): pick a port above 1023`
+            : code === "EADDRNOTAVAIL"
+              ? `${host} is not an address of this machine: pick another --host`
+              : `cannot listen on ${host}:${port} (${code ?? String(error.cause)})`
+      return Layer.fail(new CliError({ message: why }))
+    })
+  )
+
+const readFaultPlan = (file: string) =>
+  Effect.try({
+    try: () => Schema.decodeUnknownSync(FaultPlan)(JSON.parse(readFileSync(file, "utf8"))),
+    catch: (error) =>
+      new CliError({
+        message: `the fault plan ${file} is not valid (${oneLine(error)}): it is a JSON array of {op, nth, kind}`
+      })
+  })
+
 const serve = Command.make("serve", { host, port, db, control, envFile, simSeed, simCash, simFaults }, (options) =>
   Effect.gen(function* () {
-    if (Option.isSome(options.envFile)) process.loadEnvFile(options.envFile.value)
+    if (Option.isSome(options.envFile)) {
+      const file = options.envFile.value
+      yield* Effect.try({
+        try: () => process.loadEnvFile(file),
+        catch: (error) => new CliError({ message: `cannot load the env file ${file} (${oneLine(error)})` })
+      })
+    }
+    const faults = Option.isSome(options.simFaults) ? yield* readFaultPlan(options.simFaults.value) : []
+    privateFiles()
     const home = ensureHome(homeFolder())
+    // The home is this process's before anything in it is read or written; the port is bound before the databases
+    // are opened, so a second server, or a port in use, leaves the home as it found it.
+    yield* acquireHome(home, "serve")
     const dbFile = Option.getOrElse(options.db, () => join(home, "engine.db"))
     const controlFile = Option.getOrElse(options.control, () => join(home, "control.db"))
     const seed = Option.getOrElse(options.simSeed, () => Number(process.env["CROSSBOOK_SIM_SEED"] ?? 1))
-    yield* Console.log(`${NAME} ${VERSION}: home ${home}, engine database ${dbFile}, control database ${controlFile}`)
-    const faults = Option.isSome(options.simFaults)
-      ? Schema.decodeUnknownSync(FaultPlan)(JSON.parse(readFileSync(options.simFaults.value, "utf8")))
-      : []
     const services = serverServices({
       seed,
       faults,
@@ -176,11 +245,27 @@ const serve = Command.make("serve", { host, port, db, control, envFile, simSeed,
       store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(dbFile))),
       auth: authLayer(controlFile)
     })
-    return yield* Effect.gen(function* () {
-      yield* bootstrapAccess({ home, host: options.host, port: options.port, controlFile, dbFile })
-      return yield* Layer.launch(listen({ host: options.host, port: options.port }))
-    }).pipe(Effect.provide(services))
-  })
+    const started = Layer.effectDiscard(
+      bootstrapAccess({ home, host: options.host, port: options.port, controlFile, dbFile })
+    )
+    const afterBind = Layer.provideMerge(
+      started,
+      Layer.provideMerge(
+        services,
+        Layer.effectDiscard(
+          Effect.gen(function* () {
+            // Files an older version left readable by others are tightened before SQLite opens them (its -wal and
+            // -shm files take the database's mode).
+            tightenModes(home, [dbFile, controlFile])
+            yield* Console.log(
+              `${NAME} ${VERSION}: home ${home}, engine database ${dbFile}, control database ${controlFile}`
+            )
+          })
+        ).pipe(Layer.provideMerge(boundPort(options.host, options.port)))
+      )
+    )
+    return yield* Layer.launch(HttpServeLive.pipe(HttpServer.withLogAddress, Layer.provide(afterBind)))
+  }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Run the trading server (embedded sim venue, SQLite under the home folder)"))
 
 const tokenCreate = Command.make(
@@ -191,6 +276,9 @@ const tokenCreate = Command.make(
   },
   (options) =>
     Effect.gen(function* () {
+      // No home lock: this only inserts a token row, in one SQLite transaction, which is safe beside a running server
+      // (and the way to give it another owner token); the server reads tokens from the database on each request.
+      privateFiles()
       const controlFile = Option.getOrElse(options.control, () => join(ensureHome(homeFolder()), "control.db"))
       const issued = yield* Effect.flatMap(Auth, (auth) =>
         auth.createOwnerToken(options.name, { method: "CLI", path: "token create" })
@@ -205,29 +293,58 @@ const token = Command.make("token").pipe(
   Command.withSubcommands([tokenCreate])
 )
 
-/** Calls a /trading route of the server at SERVICE_URL with the client's token and prints the JSON answer. */
+/** The first line of an error's message, without a stack. */
+export const oneLine = (error: unknown): string => {
+  const message = error instanceof Error ? error.message : String(error)
+  return (message.split("\n")[0] ?? "").trim()
+}
+
+/** Why a fetch did not reach the server, in words: the innermost cause's code (ECONNREFUSED, ENOTFOUND, …). */
+const unreachable = (url: string, error: unknown): CliError => {
+  let cause: unknown = error
+  while (cause instanceof Error && cause.cause !== undefined) cause = cause.cause
+  const code = (cause as { code?: string } | undefined)?.code ?? oneLine(cause)
+  return new CliError({
+    message: `cannot reach the server at ${url} (${code}): start it with \`crossbook serve\`, or set SERVICE_URL`
+  })
+}
+
+/**
+ * Calls a /trading route of the server at SERVICE_URL with the client's token and prints the JSON answer on stdout;
+ * an error answer becomes one sentence on stderr (its code and message) and a failure.
+ */
 const callServer = (method: string, path: string, body?: unknown) =>
   Effect.gen(function* () {
     const url = serviceUrl()
     const tokenValue = accessToken(homeFolder(), url)
     if (tokenValue === undefined) {
-      return yield* Effect.fail(
-        new Error(`no access token: set SERVICE_ACCESS_TOKEN, or start a loopback server so the registry has one`)
-      )
-    }
-    const response = yield* Effect.tryPromise(() =>
-      fetch(`${url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${tokenValue}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" })
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      return yield* new CliError({
+        message: `no access token for ${url}: set SERVICE_ACCESS_TOKEN, or start a loopback server so the registry has one`
       })
-    )
-    const text = yield* Effect.tryPromise(() => response.text())
-    yield* Console.log(text)
-    if (!response.ok) return yield* Effect.fail(new Error(`${method} ${path} answered ${response.status}`))
+    }
+    const response = yield* Effect.tryPromise({
+      try: (signal) =>
+        fetch(`${url}${path}`, {
+          method,
+          signal,
+          headers: {
+            authorization: `Bearer ${tokenValue}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" })
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        }),
+      catch: (error) => unreachable(url, error)
+    })
+    const text = yield* Effect.tryPromise({ try: () => response.text(), catch: (error) => unreachable(url, error) })
+    if (response.ok) return yield* Console.log(text)
+    let detail = text.slice(0, 200)
+    try {
+      const parsed = JSON.parse(text) as { error?: { code?: string; message?: string } }
+      if (parsed.error?.code !== undefined) detail = `${parsed.error.code}: ${parsed.error.message ?? ""}`
+    } catch {
+      // not our error body: the start of the text says what it is
+    }
+    return yield* new CliError({ message: `${method} ${path} answered ${response.status} ${detail}`.trim() })
   })
 
 const ordersList = Command.make(
@@ -293,12 +410,111 @@ const openapi = Command.make(
     })
 ).pipe(Command.withDescription("Print the OpenAPI document the server publishes"))
 
+const doctorCommand = Command.make(
+  "doctor",
+  {
+    db,
+    control,
+    json: Options.boolean("json").pipe(Options.withDescription("One JSON document on stdout"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      privateFiles()
+      const home = homeFolder()
+      const report = yield* doctor({
+        home,
+        dbFile: Option.getOrElse(o.db, () => join(home, "engine.db")),
+        controlFile: Option.getOrElse(o.control, () => join(home, "control.db"))
+      })
+      if (o.json) yield* Console.log(JSON.stringify(report, null, 2))
+      else {
+        for (const check of report.checks) {
+          yield* Console.log(`${check.status.padEnd(5)} ${check.name.padEnd(16)} ${check.detail}`)
+        }
+      }
+      const failed = report.checks.filter((c) => c.status === "fail")
+      if (failed.length > 0) {
+        return yield* new CliError({
+          message: `${failed.length} check${failed.length === 1 ? "" : "s"} failed: ${failed.map((c) => c.name).join(", ")}`
+        })
+      }
+    })
+).pipe(
+  Command.withDescription(
+    "Check the home, its lock and databases (modes, integrity), and each venue: reachable, credentials present, clock skew"
+  )
+)
+
 /** The command tree, with the commands that live outside `src/` (simulation, backtests) added by the entry point. */
 export const makeCli = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(extra: Extra) =>
   Command.run(
     Command.make(NAME).pipe(
       Command.withDescription("Self-hosted trading server for prediction markets"),
-      Command.withSubcommands([serve, token, me, orders, openapi, ...extra])
+      Command.withSubcommands([serve, token, me, orders, openapi, doctorCommand, ...extra])
     ),
     { name: NAME, version: VERSION }
   )
+
+/** Colour only for a terminal, and never when `NO_COLOR` is set (https://no-color.org). */
+export const colourFor = (stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean =>
+  stream.isTTY === true && (env["NO_COLOR"] ?? "") === "" && env["TERM"] !== "dumb"
+
+/** Strips terminal escapes from everything written to a stream that must stay plain (a pipe, a file, NO_COLOR). */
+const plainStream = (stream: NodeJS.WriteStream): void => {
+  const write = stream.write.bind(stream) as (...args: Array<unknown>) => boolean
+  stream.write = ((chunk: unknown, ...rest: Array<unknown>) =>
+    write(typeof chunk === "string" ? stripVTControlCharacters(chunk) : chunk, ...rest)) as typeof stream.write
+}
+
+/**
+ * How a failed command ends: one sentence on stderr and exit status 1; a usage error (already explained by the
+ * parser, on stderr) 2; a bug 70 with its trace only when `CROSSBOOK_DEBUG` is set.
+ */
+const reportFailure = (cause: Cause.Cause<unknown>): Effect.Effect<number> =>
+  Effect.sync(() => {
+    if (Cause.isInterruptedOnly(cause)) return 0
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) {
+      const error = failure.value
+      if (ValidationError.isValidationError(error)) return 2
+      const text =
+        error instanceof CliError || error instanceof HomeLocked
+          ? error.message
+          : error instanceof Error
+            ? oneLine(error)
+            : typeof error === "object" && error !== null && "message" in error
+              ? String((error as { message: unknown }).message)
+              : String(error)
+      process.stderr.write(`${NAME}: ${text}\n`)
+      return 1
+    }
+    const defect = Cause.squash(cause)
+    process.stderr.write(
+      `${NAME}: internal error: ${oneLine(defect)}` +
+        (process.env["CROSSBOOK_DEBUG"] ? `\n${Cause.pretty(cause)}\n` : " (set CROSSBOOK_DEBUG=1 for the trace)\n")
+    )
+    return 70
+  })
+
+/** Runs the command line on Node: plain output where colour does not belong, errors as sentences, exit statuses. */
+export const runCli = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(
+  extra: Extra,
+  argv: ReadonlyArray<string> = process.argv
+): void => {
+  const colour = colourFor(process.stdout)
+  if (!colour) plainStream(process.stdout)
+  if (!colourFor(process.stderr)) plainStream(process.stderr)
+  const program = makeCli(extra)(argv).pipe(
+    Effect.as(0),
+    Effect.catchAllCause(reportFailure),
+    Effect.provide(NodeContext.layer),
+    Effect.provide(Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ colors: colour })))
+  ) as Effect.Effect<number>
+  NodeRuntime.runMain(program, {
+    disableErrorReporting: true,
+    disablePrettyLogger: true,
+    // Stopped by a signal (SIGINT, SIGTERM) after a clean shutdown: a normal end.
+    teardown: (exit, onExit) =>
+      onExit(Exit.isSuccess(exit) ? (exit.value as number) : Cause.isInterruptedOnly(exit.cause) ? 0 : 70)
+  })
+}

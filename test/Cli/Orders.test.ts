@@ -19,50 +19,54 @@ const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   })
 
 describe("crossbook orders", () => {
-  it.live("places, lists and cancels through the server at SERVICE_URL with SERVICE_ACCESS_TOKEN", () =>
-    Effect.gen(function* () {
-      const token = yield* OwnerToken
-      const server = yield* HttpServer.HttpServer
-      const port = (server.address as HttpServer.TcpAddress).port
-      const env = {
-        SERVICE_URL: `http://127.0.0.1:${port}`,
-        SERVICE_ACCESS_TOKEN: token,
-        CROSSBOOK_HOME: mkdtempSync(join(tmpdir(), "crossbook-cli-"))
-      }
-      const market = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0].id
-      const placed = yield* cli(
-        [
-          "orders",
-          "place",
-          "--market",
-          market,
-          "--side",
-          "buy",
-          "--amount",
-          "3",
-          "--price",
-          "0.02",
-          "--client-order-id",
-          "cli-1"
-        ],
-        env
-      )
-      assert.strictEqual(placed.code, 0, placed.stderr)
-      const order = JSON.parse(placed.stdout)
-      assert.strictEqual(order.status, "open")
-      assert.strictEqual(order.client_order_id, "cli-1")
-      const listed = yield* cli(["orders", "list", "--status", "open"], env)
-      assert.strictEqual(JSON.parse(listed.stdout).data[0].id, order.id)
-      const canceled = yield* cli(["orders", "cancel", order.id], env)
-      assert.strictEqual(JSON.parse(canceled.stdout).status, "canceled")
-      const me = yield* cli(["me"], env)
-      assert.strictEqual(JSON.parse(me.stdout).name, "owner")
-      const refused = yield* cli(
-        ["orders", "place", "--market", market, "--side", "buy", "--amount", "1", "--price", "0.015"],
-        env
-      )
-      assert.notStrictEqual(refused.code, 0)
-      assert.include(refused.stdout, "validation_error")
-    }).pipe(Effect.provide(testServer()))
+  it.live(
+    "places, lists and cancels through the server at SERVICE_URL with SERVICE_ACCESS_TOKEN",
+    () =>
+      Effect.gen(function* () {
+        const token = yield* OwnerToken
+        const server = yield* HttpServer.HttpServer
+        const port = (server.address as HttpServer.TcpAddress).port
+        const env = {
+          SERVICE_URL: `http://127.0.0.1:${port}`,
+          SERVICE_ACCESS_TOKEN: token,
+          CROSSBOOK_HOME: mkdtempSync(join(tmpdir(), "crossbook-cli-"))
+        }
+        const market = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0].id
+        const placed = yield* cli(
+          [
+            "orders",
+            "place",
+            "--market",
+            market,
+            "--side",
+            "buy",
+            "--amount",
+            "3",
+            "--price",
+            "0.02",
+            "--client-order-id",
+            "cli-1"
+          ],
+          env
+        )
+        assert.strictEqual(placed.code, 0, placed.stderr)
+        const order = JSON.parse(placed.stdout)
+        assert.strictEqual(order.status, "open")
+        assert.strictEqual(order.client_order_id, "cli-1")
+        const listed = yield* cli(["orders", "list", "--status", "open"], env)
+        assert.strictEqual(JSON.parse(listed.stdout).data[0].id, order.id)
+        const canceled = yield* cli(["orders", "cancel", order.id], env)
+        assert.strictEqual(JSON.parse(canceled.stdout).status, "canceled")
+        const me = yield* cli(["me"], env)
+        assert.strictEqual(JSON.parse(me.stdout).name, "owner")
+        const refused = yield* cli(
+          ["orders", "place", "--market", market, "--side", "buy", "--amount", "1", "--price", "0.015"],
+          env
+        )
+        assert.strictEqual(refused.code, 1)
+        assert.strictEqual(refused.stdout, "")
+        assert.match(refused.stderr, /^crossbook: POST \/trading\/orders answered 400 validation_error: .+\n$/)
+      }).pipe(Effect.provide(testServer())),
+    120_000
   )
 })
