@@ -22,6 +22,8 @@ import { Engine } from "./Engine/Engine.ts"
 import { REGISTRY } from "./Engine/Registry.ts"
 import { Journal } from "./Trading/Journal.ts"
 import { FaultPlan, type FaultRule, makeSimVenue } from "./Venues/SimVenue.ts"
+import { matchCommand } from "./Matching/Cli.ts"
+import { parseVenueList, venuesLayerFromList } from "./Venues/Venues.ts"
 import * as F from "./Domain/Fixed.ts"
 import { readFileSync } from "node:fs"
 import { Schema } from "effect"
@@ -78,14 +80,14 @@ export const venuesLayer = (config: {
   )
 
 /** What the engine runs on: venues, the store, auth, and the desk with its journal. */
-export const deskServices = <E1, E2>(options: {
+export const deskServices = <E1, E2, E3 = never>(options: {
   readonly seed: number
   readonly faults?: ReadonlyArray<FaultRule>
   readonly startingCash?: string
   readonly store: Layer.Layer<OrderStore, E1>
   readonly auth: Layer.Layer<Auth, E2>
-  /** Other venues in place of the embedded sim venue (a tape-fed one, in the simulator and its tests). */
-  readonly venues?: Layer.Layer<VenueGateway>
+  /** Other venues in place of the embedded sim venue alone (`serve`'s list, a tape-fed one in the simulator). */
+  readonly venues?: Layer.Layer<VenueGateway, E3>
 }) => {
   const base = Layer.mergeAll(
     options.venues ??
@@ -98,8 +100,8 @@ export const deskServices = <E1, E2>(options: {
 }
 
 /** Everything the server runs on: the desk's services and the engine that holds complex orders. */
-export const serverServices = <E1, E2>(
-  options: Parameters<typeof deskServices<E1, E2>>[0] & {
+export const serverServices = <E1, E2, E3 = never>(
+  options: Parameters<typeof deskServices<E1, E2, E3>>[0] & {
     readonly engineSeed?: number
     /** The simulator moves the clock and tells the engine when its timers are due. */
     readonly drivenEngine?: boolean
@@ -220,52 +222,66 @@ const readFaultPlan = (file: string) =>
       })
   })
 
-const serve = Command.make("serve", { host, port, db, control, envFile, simSeed, simCash, simFaults }, (options) =>
-  Effect.gen(function* () {
-    if (Option.isSome(options.envFile)) {
-      const file = options.envFile.value
-      yield* Effect.try({
-        try: () => process.loadEnvFile(file),
-        catch: (error) => new CliError({ message: `cannot load the env file ${file} (${oneLine(error)})` })
+const venueList = Options.text("venues").pipe(
+  Options.withDescription("Venues to serve, a comma list (default $CROSSBOOK_VENUES or sim,kalshi,polymarket)"),
+  Options.optional
+)
+
+const serve = Command.make(
+  "serve",
+  { host, port, db, control, envFile, simSeed, simCash, simFaults, venues: venueList },
+  (options) =>
+    Effect.gen(function* () {
+      if (Option.isSome(options.envFile)) {
+        const file = options.envFile.value
+        yield* Effect.try({
+          try: () => process.loadEnvFile(file),
+          catch: (error) => new CliError({ message: `cannot load the env file ${file} (${oneLine(error)})` })
+        })
+      }
+      const faults = Option.isSome(options.simFaults) ? yield* readFaultPlan(options.simFaults.value) : []
+      privateFiles()
+      const home = ensureHome(homeFolder())
+      // The home is this process's before anything in it is read or written; the port is bound before the databases
+      // are opened, so a second server, or a port in use, leaves the home as it found it.
+      yield* acquireHome(home, "serve")
+      const dbFile = Option.getOrElse(options.db, () => join(home, "engine.db"))
+      const controlFile = Option.getOrElse(options.control, () => join(home, "control.db"))
+      const seed = Option.getOrElse(options.simSeed, () => Number(process.env["CROSSBOOK_SIM_SEED"] ?? 1))
+      const venues = venuesLayerFromList({
+        list: parseVenueList(Option.getOrUndefined(options.venues) ?? process.env["CROSSBOOK_VENUES"]),
+        env: process.env,
+        sim: makeSimVenue({ seed, stepMs: 1000, markets: 24, faults })
+      }).pipe(Layer.mapError((message) => new CliError({ message })))
+      const services = serverServices({
+        seed,
+        faults,
+        venues,
+        startingCash: Option.getOrElse(options.simCash, () => process.env["CROSSBOOK_SIM_CASH"] ?? "10000"),
+        store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(dbFile))),
+        auth: authLayer(controlFile)
       })
-    }
-    const faults = Option.isSome(options.simFaults) ? yield* readFaultPlan(options.simFaults.value) : []
-    privateFiles()
-    const home = ensureHome(homeFolder())
-    // The home is this process's before anything in it is read or written; the port is bound before the databases
-    // are opened, so a second server, or a port in use, leaves the home as it found it.
-    yield* acquireHome(home, "serve")
-    const dbFile = Option.getOrElse(options.db, () => join(home, "engine.db"))
-    const controlFile = Option.getOrElse(options.control, () => join(home, "control.db"))
-    const seed = Option.getOrElse(options.simSeed, () => Number(process.env["CROSSBOOK_SIM_SEED"] ?? 1))
-    const services = serverServices({
-      seed,
-      faults,
-      startingCash: Option.getOrElse(options.simCash, () => process.env["CROSSBOOK_SIM_CASH"] ?? "10000"),
-      store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(dbFile))),
-      auth: authLayer(controlFile)
-    })
-    const started = Layer.effectDiscard(
-      bootstrapAccess({ home, host: options.host, port: options.port, controlFile, dbFile })
-    )
-    const afterBind = Layer.provideMerge(
-      started,
-      Layer.provideMerge(
-        services,
-        Layer.effectDiscard(
-          Effect.gen(function* () {
-            // Files an older version left readable by others are tightened before SQLite opens them (its -wal and
-            // -shm files take the database's mode).
-            tightenModes(home, [dbFile, controlFile])
-            yield* Console.log(
-              `${NAME} ${VERSION}: home ${home}, engine database ${dbFile}, control database ${controlFile}`
-            )
-          })
-        ).pipe(Layer.provideMerge(boundPort(options.host, options.port)))
+      const started = Layer.effectDiscard(
+        bootstrapAccess({ home, host: options.host, port: options.port, controlFile, dbFile })
       )
-    )
-    return yield* Layer.launch(HttpServeLive.pipe(HttpServer.withLogAddress, Layer.provide(afterBind)))
-  }).pipe(Effect.scoped)
+      const afterBind = Layer.provideMerge(
+        started,
+        Layer.provideMerge(
+          services,
+          Layer.effectDiscard(
+            Effect.gen(function* () {
+              // Files an older version left readable by others are tightened before SQLite opens them (its -wal and
+              // -shm files take the database's mode).
+              tightenModes(home, [dbFile, controlFile])
+              yield* Console.log(
+                `${NAME} ${VERSION}: home ${home}, engine database ${dbFile}, control database ${controlFile}`
+              )
+            })
+          ).pipe(Layer.provideMerge(boundPort(options.host, options.port)))
+        )
+      )
+      return yield* Layer.launch(HttpServeLive.pipe(HttpServer.withLogAddress, Layer.provide(afterBind)))
+    }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Run the trading server (embedded sim venue, SQLite under the home folder)"))
 
 const tokenCreate = Command.make(
@@ -450,7 +466,7 @@ export const makeCli = <const Extra extends ReadonlyArray<Command.Command<any, a
   Command.run(
     Command.make(NAME).pipe(
       Command.withDescription("Self-hosted trading server for prediction markets"),
-      Command.withSubcommands([serve, token, me, orders, openapi, doctorCommand, ...extra])
+      Command.withSubcommands([serve, token, me, orders, openapi, doctorCommand, matchCommand, ...extra])
     ),
     { name: NAME, version: VERSION }
   )

@@ -1,7 +1,6 @@
 /** The Kalshi venue behind the VenueGateway seam: public data without credentials, trading on `kalshi:default` with them. */
 import type { HttpClient } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
-import { Clock, Effect, Either, Layer, PubSub, Queue, Ref, type Scope } from "effect"
+import { Clock, Effect, Either, PubSub, Queue, Ref, type Scope } from "effect"
 import { readFileSync } from "node:fs"
 import * as F from "../../Domain/Fixed.ts"
 import type { Book, Market, Trade } from "../../Domain/Market.ts"
@@ -11,7 +10,6 @@ import {
   type Venue,
   VenueError,
   type VenueEvent,
-  VenueGateway,
   type VenueOrder
 } from "../../Services/VenueGateway.ts"
 import { BASIC_TIER, type Bucket, type CreateOrderBody, type Credentials, makeRest } from "./Rest.ts"
@@ -532,64 +530,6 @@ export const makeKalshiVenue = (
     return venue
   })
 
-/** The venues `serve` offers when none are named. */
-export const DEFAULT_VENUES = ["sim", "kalshi", "polymarket"] as const
-
-/** A `--venues` / `CROSSBOOK_VENUES` list: comma-separated ids, trimmed, lower-case, each once; empty means the default. */
-export const parseVenueList = (text: string | undefined): ReadonlyArray<string> => {
-  const ids = (text ?? "")
-    .split(",")
-    .map((s) => s.trim().toLowerCase())
-    .filter((s) => s !== "")
-  return ids.length === 0 ? DEFAULT_VENUES : [...new Set(ids)]
-}
-
-/** How each venue id is built; a venue whose builder is absent here is left out and named in `skipped`. */
-export type VenueBuilders = Readonly<Record<string, Effect.Effect<Venue, string, Scope.Scope | HttpClient.HttpClient>>>
-
 /** The Kalshi builder from the environment: a settings error (a key id without its key…) fails with a sentence. */
 export const kalshiBuilder = (env: Env): Effect.Effect<Venue, string, Scope.Scope | HttpClient.HttpClient> =>
   Effect.flatMap(configFromEnv(env), makeKalshiVenue)
-
-/**
- * The venues of a server, in the order listed. Building a venue never reaches the network, so a venue that
- * cannot be reached still starts: its routes answer 502/504 until it can be.
- */
-export const buildVenues = <R>(
-  list: ReadonlyArray<string>,
-  builders: Readonly<Record<string, Effect.Effect<Venue, string, R>>>
-) =>
-  Effect.gen(function* () {
-    const venues: Array<Venue> = []
-    const skipped: Array<string> = []
-    for (const id of list) {
-      const build = builders[id]
-      if (build === undefined) skipped.push(id)
-      else venues.push(yield* build)
-    }
-    return { venues, skipped }
-  })
-
-/**
- * The VenueGateway of `serve` from a venue list: `sim` (given, always built by the caller's layer), `kalshi` from the
- * environment, and any other builders given (Polymarket's, once it has one). Skipped ids are logged.
- */
-export const venuesLayerFromList = (options: {
-  readonly list: ReadonlyArray<string>
-  readonly env: Env
-  readonly sim: Effect.Effect<Venue, never, Scope.Scope>
-  readonly others?: VenueBuilders
-}): Layer.Layer<VenueGateway, string> =>
-  Layer.scoped(
-    VenueGateway,
-    Effect.gen(function* () {
-      const { venues, skipped } = yield* buildVenues(options.list, {
-        sim: options.sim,
-        kalshi: kalshiBuilder(options.env),
-        ...options.others
-      })
-      if (skipped.length > 0)
-        yield* Effect.logWarning(`venues not available in this build, left out: ${skipped.join(", ")}`)
-      return VenueGateway.fromVenues(venues)
-    })
-  ).pipe(Layer.provide(NodeHttpClient.layer))

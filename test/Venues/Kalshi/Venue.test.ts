@@ -9,14 +9,8 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import * as F from "../../../src/Domain/Fixed.ts"
 import type { PlaceOrderRequest, Venue } from "../../../src/Services/VenueGateway.ts"
-import {
-  buildVenues,
-  configFromEnv,
-  createOrderBody,
-  ENDPOINTS,
-  kalshiCapabilities,
-  parseVenueList
-} from "../../../src/Venues/Kalshi/Venue.ts"
+import { configFromEnv, createOrderBody, ENDPOINTS, kalshiCapabilities } from "../../../src/Venues/Kalshi/Venue.ts"
+import { buildVenues, parseVenueList } from "../../../src/Venues/Venues.ts"
 
 const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
 const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()

@@ -1,0 +1,78 @@
+/** The venues of a server from a `--venues` / `CROSSBOOK_VENUES` list: the embedded sim, Kalshi and Polymarket. */
+import type { HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Effect, Layer, type Scope } from "effect"
+import { type Venue, VenueGateway } from "../Services/VenueGateway.ts"
+import { kalshiBuilder } from "./Kalshi/Venue.ts"
+import { configFromEnv as polymarketConfig, makePolymarketVenue } from "./Polymarket/Venue.ts"
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/** How each venue id is built; a venue whose builder is absent here is left out and named in `skipped`. */
+export type VenueBuilders = Readonly<Record<string, Effect.Effect<Venue, string, Scope.Scope | HttpClient.HttpClient>>>
+
+/** The Polymarket builder from the environment: a settings error fails with its sentence. */
+export const polymarketBuilder = (env: Env): Effect.Effect<Venue, string, Scope.Scope | HttpClient.HttpClient> =>
+  Effect.flatMap(
+    Effect.try({
+      try: () => polymarketConfig(env),
+      catch: (e) => (e instanceof Error ? e.message : String(e))
+    }),
+    makePolymarketVenue
+  )
+
+/** The venues `serve` offers when none are named. */
+export const DEFAULT_VENUES = ["sim", "kalshi", "polymarket"] as const
+
+/** A `--venues` / `CROSSBOOK_VENUES` list: comma-separated ids, trimmed, lower-case, each once; empty means the default. */
+export const parseVenueList = (text: string | undefined): ReadonlyArray<string> => {
+  const ids = (text ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "")
+  return ids.length === 0 ? DEFAULT_VENUES : [...new Set(ids)]
+}
+
+/**
+ * The venues of a server, in the order listed. Building a venue never reaches the network, so a venue that
+ * cannot be reached still starts: its routes answer 502/504 until it can be.
+ */
+export const buildVenues = <R>(
+  list: ReadonlyArray<string>,
+  builders: Readonly<Record<string, Effect.Effect<Venue, string, R>>>
+) =>
+  Effect.gen(function* () {
+    const venues: Array<Venue> = []
+    const skipped: Array<string> = []
+    for (const id of list) {
+      const build = builders[id]
+      if (build === undefined) skipped.push(id)
+      else venues.push(yield* build)
+    }
+    return { venues, skipped }
+  })
+
+/**
+ * The VenueGateway of `serve` from a venue list: `sim` (given, always built by the caller's layer), `kalshi` and
+ * `polymarket` from the environment, and any other builders given. Skipped ids are logged.
+ */
+export const venuesLayerFromList = (options: {
+  readonly list: ReadonlyArray<string>
+  readonly env: Env
+  readonly sim: Effect.Effect<Venue, never, Scope.Scope>
+  readonly others?: VenueBuilders
+}): Layer.Layer<VenueGateway, string> =>
+  Layer.scoped(
+    VenueGateway,
+    Effect.gen(function* () {
+      const { venues, skipped } = yield* buildVenues(options.list, {
+        sim: options.sim,
+        kalshi: kalshiBuilder(options.env),
+        polymarket: polymarketBuilder(options.env),
+        ...options.others
+      })
+      if (skipped.length > 0)
+        yield* Effect.logWarning(`venues not available in this build, left out: ${skipped.join(", ")}`)
+      return VenueGateway.fromVenues(venues)
+    })
+  ).pipe(Layer.provide(NodeHttpClient.layer))
