@@ -206,9 +206,20 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       }
     }
 
-    const persist = (rt: Runtime) =>
+    const stateOf = (rt: Runtime, now: number) => ({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
+
+    /** Writes the parent's state, with the driver's entries about it in the same write. */
+    const persist = (rt: Runtime, entries: ReadonlyArray<{ kind: string; payload: Record<string, unknown> }> = []) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        store.putParent({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
+        journal.commit({
+          parents: [stateOf(rt, now)],
+          entries: entries.map((e) => ({
+            ts: now,
+            kind: e.kind,
+            key: rt.id,
+            payload: { parent_id: rt.id, ...e.payload }
+          }))
+        })
       )
 
     const viewOf = (marketId: string) =>
@@ -293,22 +304,32 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       return rt.triggered ? "triggered" : "waiting"
     }
 
-    /** Writes the parent's record and its whole state. */
-    const save = (rt: Runtime, kind = "order.updated", digest?: string) =>
+    /**
+     * Writes the parent's record, its state, the record's event and the driver's `after` entries (made from the
+     * record) in one write.
+     */
+    const save = (
+      rt: Runtime,
+      kind = "order.updated",
+      digest?: string,
+      after?: (order: Order) => { kind: string; payload: Record<string, unknown> }
+    ) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const children = [...(yield* desk.list({ parentId: rt.id }))].reverse()
         const draft = record(rt, "waiting", children, now)
-        yield* persist(rt)
-        yield* desk.putParent(
-          {
-            ...draft,
-            status: statusOf(rt, draft.filled >= rt.spec.amount),
-            info: { ...draft.info, state: statusOf(rt, draft.filled >= rt.spec.amount) }
-          },
-          kind,
-          digest
-        )
+        const status = statusOf(rt, draft.filled >= rt.spec.amount)
+        const order: Order = { ...draft, status, info: { ...draft.info, state: status } }
+        const extra = after?.(order)
+        yield* desk.putParent(order, kind, {
+          digest,
+          state: stateOf(rt, now),
+          after:
+            extra === undefined
+              ? []
+              : [{ ts: now, kind: extra.kind, key: rt.id, payload: { parent_id: rt.id, ...extra.payload } }]
+        })
+        return order
       })
 
     const emit = (rt: Runtime, kind: string, payload: Readonly<Record<string, unknown>>) =>
@@ -324,9 +345,15 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (rt.done || rt.ending === null || liveChildren(rt).length > 0) return
         rt.done = true
         sleeping.delete(rt.id)
-        yield* save(rt, rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated")
-        const order = (yield* desk.get(rt.id))!
-        yield* emit(rt, "managed.done", { status: order.status, detail: rt.detail, filled: F.format(order.filled) })
+        yield* save(
+          rt,
+          rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated",
+          undefined,
+          (order) => ({
+            kind: "managed.done",
+            payload: { status: order.status, detail: rt.detail, filled: F.format(order.filled) }
+          })
+        )
       })
 
     const cancelChild = (child: ChildRecord) =>
@@ -382,15 +409,19 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           const order = result.right.order
           child.orderId = order.id
           child.status = TERMINAL.has(order.status) ? child.status : "live"
-          yield* persist(rt)
-          yield* emit(rt, "managed.child", {
-            child: spec.child,
-            order_id: order.id,
-            role: spec.role,
-            side: spec.side,
-            price: F.format(spec.price),
-            amount: F.format(spec.amount)
-          })
+          yield* persist(rt, [
+            {
+              kind: "managed.child",
+              payload: {
+                child: spec.child,
+                order_id: order.id,
+                role: spec.role,
+                side: spec.side,
+                price: F.format(spec.price),
+                amount: F.format(spec.amount)
+              }
+            }
+          ])
           return
         }
         const error = result.left
@@ -806,16 +837,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         parents.set(id, rt)
         rewatch(rt)
         admit(rt, first.commands)
-        yield* save(rt, "order.accepted", digest)
         // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
-        const accepted = (yield* desk.get(id))!
-        yield* emit(rt, "managed.created", {
-          type: rt.type,
-          market_id: rt.marketId,
-          side: rt.spec.side,
-          amount: input.amount,
-          by: actor
-        })
+        const accepted = yield* save(rt, "order.accepted", digest, () => ({
+          kind: "managed.created",
+          payload: { type: rt.type, market_id: rt.marketId, side: rt.spec.side, amount: input.amount, by: actor }
+        }))
         yield* execute(rt, first.commands)
         // The first look at the market: a stop already through it fires now.
         const view = yield* viewOf(rt.marketId)

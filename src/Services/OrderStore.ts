@@ -1,4 +1,4 @@
-/** The OrderStore seam: orders, engine parents' whole state, and the append-only journal with its seq. */
+/** The OrderStore seam: orders, engine parents' state and the append-only journal, written together in one batch. */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 
@@ -37,26 +37,39 @@ export interface StoredParent {
   readonly updatedAt: number
 }
 
+/** A named document (risk rules, fair values, halt state). */
+export interface StoredSetting {
+  readonly key: string
+  readonly value: unknown
+  readonly ts: number
+}
+
+/**
+ * What one change writes: orders, parents' states, settings and the journal entries that tell of them. A batch is
+ * stored whole or not at all, so no order or parent is ever stored without its event, nor an event without them.
+ */
+export interface Batch {
+  readonly orders?: ReadonlyArray<StoredOrder> | undefined
+  readonly parents?: ReadonlyArray<StoredParent> | undefined
+  readonly settings?: ReadonlyArray<StoredSetting> | undefined
+  readonly entries?: ReadonlyArray<JournalEntry> | undefined
+}
+
 export class OrderStore extends Context.Tag("crossbook/OrderStore")<
   OrderStore,
   {
-    /** Appends entries in order, giving each the next seq. */
-    readonly append: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<ReadonlyArray<JournalEvent>>
-    /** Events with seq > after, in seq order, at most `limit`. */
+    /** Writes a batch in one transaction; its entries get the next seqs, in order. */
+    readonly write: (batch: Batch) => Effect.Effect<ReadonlyArray<JournalEvent>>
     /** Events after `after` in seq order, at most `limit`; only those of `kind` when given. */
     readonly eventsAfter: (after: number, limit: number, kind?: string) => Effect.Effect<ReadonlyArray<JournalEvent>>
     readonly lastSeq: Effect.Effect<number>
-    readonly putOrder: (order: StoredOrder) => Effect.Effect<void>
     readonly getOrder: (id: string) => Effect.Effect<StoredOrder | undefined>
     readonly orderByClientId: (account: string, clientOrderId: string) => Effect.Effect<StoredOrder | undefined>
     /** How many orders have one of these statuses. */
     readonly countOrders: (statuses: ReadonlyArray<string>) => Effect.Effect<number>
-    readonly putParent: (parent: StoredParent) => Effect.Effect<void>
     readonly liveParents: Effect.Effect<ReadonlyArray<StoredParent>>
     /** Every order, oldest first: what the desk restores at start. */
     readonly allOrders: Effect.Effect<ReadonlyArray<StoredOrder>>
-    /** Small named documents (risk rules, fair values, halt state). */
-    readonly putSetting: (key: string, value: unknown, ts: number) => Effect.Effect<void>
     readonly getSetting: (key: string) => Effect.Effect<unknown>
   }
 >() {
@@ -68,14 +81,20 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     const parents = new Map<string, StoredParent>()
     const settings = new Map<string, unknown>()
     return {
-      append: (entries) =>
-        Effect.sync(() =>
-          entries.map((entry) => {
+      write: (batch) =>
+        Effect.sync(() => {
+          for (const order of batch.orders ?? []) {
+            orders.set(order.id, order)
+            byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
+          }
+          for (const parent of batch.parents ?? []) parents.set(parent.id, parent)
+          for (const setting of batch.settings ?? []) settings.set(setting.key, setting.value)
+          return (batch.entries ?? []).map((entry) => {
             const event = { ...entry, seq: journal.length + 1 }
             journal.push(event)
             return event
           })
-        ),
+        }),
       eventsAfter: (after, limit, kind) =>
         Effect.sync(() =>
           kind === undefined
@@ -86,11 +105,6 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
                 .slice(0, limit)
         ),
       lastSeq: Effect.sync(() => journal.length),
-      putOrder: (order) =>
-        Effect.sync(() => {
-          orders.set(order.id, order)
-          byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
-        }),
       getOrder: (id) => Effect.sync(() => orders.get(id)),
       orderByClientId: (account, clientOrderId) =>
         Effect.sync(() => {
@@ -103,14 +117,12 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           for (const order of orders.values()) if (statuses.includes(order.status)) n++
           return n
         }),
-      putParent: (parent) => Effect.sync(() => void parents.set(parent.id, parent)),
       liveParents: Effect.sync(() =>
         [...parents.values()].filter((p) => p.live).sort((a, b) => (a.id < b.id ? -1 : 1))
       ),
       allOrders: Effect.sync(() =>
         [...orders.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
       ),
-      putSetting: (key, value) => Effect.sync(() => void settings.set(key, value)),
       getSetting: (key) => Effect.sync(() => settings.get(key))
     }
   })
@@ -142,10 +154,25 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         updatedAt: row["updated_at"] as number
       })
       return {
-        append: (entries) =>
+        write: (batch) =>
           sql
             .withTransaction(
               Effect.gen(function* () {
+                for (const o of batch.orders ?? []) {
+                  yield* sql`INSERT INTO orders (id, account, client_order_id, venue, market_id, status, parent_id, book, created_at, updated_at, record)
+                    VALUES (${o.id}, ${o.account}, ${o.clientOrderId}, ${o.venue}, ${o.marketId}, ${o.status}, ${o.parentId}, ${o.book}, ${o.createdAt}, ${o.updatedAt}, ${JSON.stringify(o.record)})
+                    ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, record = excluded.record`
+                }
+                for (const p of batch.parents ?? []) {
+                  yield* sql`INSERT INTO parents (id, live, state, updated_at) VALUES (${p.id}, ${p.live ? 1 : 0}, ${JSON.stringify(p.state)}, ${p.updatedAt})
+                    ON CONFLICT (id) DO UPDATE SET live = excluded.live, state = excluded.state, updated_at = excluded.updated_at`
+                }
+                for (const { key, value, ts } of batch.settings ?? []) {
+                  yield* sql`INSERT INTO settings (key, value, updated_at) VALUES (${key}, ${JSON.stringify(value)}, ${ts})
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
+                }
+                const entries = batch.entries ?? []
+                if (entries.length === 0) return []
                 if (journalSeq === null) {
                   const rows = yield* sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM journal`
                   journalSeq = rows[0]?.seq ?? 0
@@ -181,13 +208,6 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           Effect.map((rows) => rows[0]?.seq ?? 0),
           Effect.orDie
         ),
-        putOrder: (o) =>
-          sql`INSERT INTO orders (id, account, client_order_id, venue, market_id, status, parent_id, book, created_at, updated_at, record)
-            VALUES (${o.id}, ${o.account}, ${o.clientOrderId}, ${o.venue}, ${o.marketId}, ${o.status}, ${o.parentId}, ${o.book}, ${o.createdAt}, ${o.updatedAt}, ${JSON.stringify(o.record)})
-            ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, record = excluded.record`.pipe(
-            Effect.asVoid,
-            Effect.orDie
-          ),
         getOrder: (id) =>
           sql`SELECT * FROM orders WHERE id = ${id}`.pipe(
             Effect.map((rows) => (rows[0] === undefined ? undefined : toOrder(rows[0]))),
@@ -203,12 +223,6 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             Effect.map((rows) => rows[0]?.n ?? 0),
             Effect.orDie
           ),
-        putParent: (p) =>
-          sql`INSERT INTO parents (id, live, state, updated_at) VALUES (${p.id}, ${p.live ? 1 : 0}, ${JSON.stringify(p.state)}, ${p.updatedAt})
-            ON CONFLICT (id) DO UPDATE SET live = excluded.live, state = excluded.state, updated_at = excluded.updated_at`.pipe(
-            Effect.asVoid,
-            Effect.orDie
-          ),
         liveParents: sql`SELECT * FROM parents WHERE live = 1 ORDER BY id`.pipe(
           Effect.map((rows) => rows.map(toParent)),
           Effect.orDie
@@ -217,12 +231,6 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           Effect.map((rows) => rows.map(toOrder)),
           Effect.orDie
         ),
-        putSetting: (key, value, ts) =>
-          sql`INSERT INTO settings (key, value, updated_at) VALUES (${key}, ${JSON.stringify(value)}, ${ts})
-            ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`.pipe(
-            Effect.asVoid,
-            Effect.orDie
-          ),
         getSetting: (key) =>
           sql<{ value: string }>`SELECT value FROM settings WHERE key = ${key}`.pipe(
             Effect.map((rows) => (rows[0] === undefined ? undefined : (JSON.parse(rows[0].value) as unknown))),

@@ -18,7 +18,7 @@ import {
   requestDigest
 } from "../Domain/Order.ts"
 import { fromVenueError } from "../Http/Errors.ts"
-import type { JournalEntry } from "../Services/OrderStore.ts"
+import type { JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import {
   type Venue,
@@ -191,30 +191,32 @@ const makeDesk = (config: DeskConfig) =>
         : Effect.succeed(venue)
     }
 
-    const save = (order: Order) =>
-      store.putOrder({
-        id: order.id,
-        account: accountId(order.account),
-        clientOrderId: order.clientOrderId,
-        venue: order.venue,
-        marketId: order.marketId,
-        status: order.status,
-        parentId: order.parentId,
-        book: order.book,
-        createdAt: order.createdAt,
-        updatedAt: order.updatedAt,
-        record: { ...order, digest: digests.get(order.id) }
-      })
+    const stored = (order: Order): StoredOrder => ({
+      id: order.id,
+      account: accountId(order.account),
+      clientOrderId: order.clientOrderId,
+      venue: order.venue,
+      marketId: order.marketId,
+      status: order.status,
+      parentId: order.parentId,
+      book: order.book,
+      createdAt: order.createdAt,
+      updatedAt: order.updatedAt,
+      record: { ...order, digest: digests.get(order.id) }
+    })
 
     const emit = (entries: ReadonlyArray<JournalEntry>) => journal.append(entries)
 
     const childUpdates = yield* Queue.unbounded<ChildUpdate>()
 
-    const setOrder = (order: Order, kind: string, fill?: Fill) =>
+    /** Stores the order with its event (after `before`, the events that caused the change) in one write. */
+    const setOrder = (order: Order, kind: string, fill?: Fill, before: ReadonlyArray<JournalEntry> = []) =>
       Effect.gen(function* () {
         remember(order)
-        yield* save(order)
-        yield* emit([{ ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }])
+        yield* journal.commit({
+          orders: [stored(order)],
+          entries: [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
+        })
         if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
       })
 
@@ -246,7 +248,6 @@ const makeDesk = (config: DeskConfig) =>
               ts: f.ts
             }
             if (!ledger.record(fill)) continue
-            yield* emit([{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }])
             const filled = F.add(order.filled, f.amount)
             yield* setOrder(
               {
@@ -260,7 +261,8 @@ const makeDesk = (config: DeskConfig) =>
                 updatedAt: Math.max(order.updatedAt, f.ts)
               },
               "order.updated",
-              fill
+              fill,
+              [{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }]
             )
           } else {
             yield* applySnapshot(order, event.order)
@@ -638,9 +640,6 @@ const makeDesk = (config: DeskConfig) =>
       (filter.book === undefined || o.book === filter.book) &&
       (filter.accounts === undefined || filter.accounts.includes(accountId(o.account)))
 
-    const setHalt = (next: HaltState | undefined) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => store.putSetting("halt", next ?? null, now))
-
     return {
       place: (input: PlaceInput, actor: string) => serialized(place(input, actor)).pipe(Effect.uninterruptible),
       get: (id: string) => Effect.sync(() => orders.get(id)),
@@ -769,8 +768,10 @@ const makeDesk = (config: DeskConfig) =>
             const wire = Object.fromEntries(
               Object.entries(next).map(([k, v]) => [k, { value: F.format(v.value), updated_at: v.updated_at }])
             )
-            yield* store.putSetting("fair_values", wire, now)
-            yield* emit([{ ts: now, kind: "fair_value.updated", key: "fair_values", payload: { values, by: actor } }])
+            yield* journal.commit({
+              settings: [{ key: "fair_values", value: wire, ts: now }],
+              entries: [{ ts: now, kind: "fair_value.updated", key: "fair_values", payload: { values, by: actor } }]
+            })
             return fairValues
           })
         ),
@@ -780,8 +781,10 @@ const makeDesk = (config: DeskConfig) =>
           Effect.gen(function* () {
             const now = yield* Clock.currentTimeMillis
             risk = { version: risk.version + 1, updated_at: now, updated_by: actor, rules }
-            yield* store.putSetting("risk", risk, now)
-            yield* emit([{ ts: now, kind: "risk.updated", key: "risk", payload: risk }])
+            yield* journal.commit({
+              settings: [{ key: "risk", value: risk, ts: now }],
+              entries: [{ ts: now, kind: "risk.updated", key: "risk", payload: risk }]
+            })
             return risk
           })
         ),
@@ -791,8 +794,10 @@ const makeDesk = (config: DeskConfig) =>
             if (input.scope !== "*") yield* venueOf(input.scope)
             const now = yield* Clock.currentTimeMillis
             halt = { ...input, at: now, by: actor }
-            yield* setHalt(halt)
-            yield* emit([{ ts: now, kind: "engine.halted", key: input.scope, payload: halt }])
+            yield* journal.commit({
+              settings: [{ key: "halt", value: halt, ts: now }],
+              entries: [{ ts: now, kind: "engine.halted", key: input.scope, payload: halt }]
+            })
             let canceled = 0
             if (input.policy === "cancel") {
               for (const order of [...orders.values()]) {
@@ -810,10 +815,12 @@ const makeDesk = (config: DeskConfig) =>
             const now = yield* Clock.currentTimeMillis
             const was = halt
             halt = undefined
-            yield* setHalt(undefined)
-            yield* emit([
-              { ts: now, kind: "engine.resumed", key: was?.scope ?? "*", payload: { by: actor, was: was ?? null } }
-            ])
+            yield* journal.commit({
+              settings: [{ key: "halt", value: null, ts: now }],
+              entries: [
+                { ts: now, kind: "engine.resumed", key: was?.scope ?? "*", payload: { by: actor, was: was ?? null } }
+              ]
+            })
             return was
           })
         ),
@@ -827,15 +834,34 @@ const makeDesk = (config: DeskConfig) =>
           if (id === undefined) return undefined
           return { order: orders.get(id)!, same: digests.get(id) === digest }
         }),
-      /** Stores an engine parent's record (created or changed) and journals it. */
-      putParent: (order: Order, kind: string, digest?: string) =>
+      /**
+       * Stores an engine parent's record (created or changed) with its state and its event, then the driver's own
+       * `after` entries, in one write: a restart finds all of them or none.
+       */
+      putParent: (
+        order: Order,
+        kind: string,
+        options: {
+          readonly digest?: string | undefined
+          readonly state: StoredParent
+          readonly after?: ReadonlyArray<JournalEntry> | undefined
+        }
+      ) =>
         serialized(
           Effect.gen(function* () {
-            if (digest !== undefined) {
-              digests.set(order.id, digest)
+            if (options.digest !== undefined) {
+              digests.set(order.id, options.digest)
               byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
             }
-            yield* setOrder(order, kind)
+            remember(order)
+            yield* journal.commit({
+              orders: [stored(order)],
+              parents: [options.state],
+              entries: [
+                { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) },
+                ...(options.after ?? [])
+              ]
+            })
           })
         ),
       /** The next parent id: parents and children share one counter, parents carry the `mo_` prefix. */

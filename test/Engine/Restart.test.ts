@@ -134,20 +134,22 @@ describe("the write before the commands go out", () => {
         OrderStore,
         Effect.map(OrderStore, (inner) => ({
           ...inner,
-          putParent: (parent: Parameters<typeof inner.putParent>[0]) =>
+          write: (batch: Parameters<typeof inner.write>[0]) =>
             Effect.zipRight(
               Effect.sync(() => {
-                const rt = JSON.parse(JSON.stringify(parent.state)) as {
-                  state: { nextChild?: number; fired?: boolean }
-                  children: Record<string, unknown>
-                }
-                const sent = typeof rt.state.nextChild === "number" ? rt.state.nextChild - 1 : rt.state.fired ? 1 : 0
-                for (let n = 1; n <= sent; n++) {
-                  checked += 1
-                  if (rt.children[String(n)] === undefined) missing.push(`${parent.id}-${n}`)
+                for (const parent of batch.parents ?? []) {
+                  const rt = JSON.parse(JSON.stringify(parent.state)) as {
+                    state: { nextChild?: number; fired?: boolean }
+                    children: Record<string, unknown>
+                  }
+                  const sent = typeof rt.state.nextChild === "number" ? rt.state.nextChild - 1 : rt.state.fired ? 1 : 0
+                  for (let n = 1; n <= sent; n++) {
+                    checked += 1
+                    if (rt.children[String(n)] === undefined) missing.push(`${parent.id}-${n}`)
+                  }
                 }
               }),
-              inner.putParent(parent)
+              inner.write(batch)
             )
         }))
       ).pipe(Layer.provide(OrderStore.layerSql.pipe(Layer.provide(engineDatabase(":memory:")))))
