@@ -68,9 +68,14 @@ interface ChildRecord {
   orderId: string | null
   status: "placing" | "live" | "done"
   retries: number
+  /** What of the child's filled, cost and fee the parent's sums hold already. */
+  seen?: { filled: F.Fixed; cost: F.Fixed; fee: F.Fixed }
 }
 
-/** Everything about a parent the engine keeps; plain JSON, written whole on every change. */
+/**
+ * Everything about a parent the engine keeps; plain JSON, written whole on every change. Its size does not grow
+ * with the parent's history: `children` holds only the live ones, and the amounts are kept as running sums.
+ */
 interface Runtime {
   readonly id: string
   readonly type: ComplexType
@@ -81,7 +86,13 @@ interface Runtime {
   readonly params: unknown
   readonly wireParams: Readonly<Record<string, unknown>>
   state: unknown
+  /** Children not yet finished; a finished child leaves (its order stays in the store under the parent's id). */
   children: Record<string, ChildRecord>
+  /** Sums over the children whose fills count (all of them for `fee`), and the last fill that counted. */
+  filled: F.Fixed
+  cost: F.Fixed
+  fee: F.Fixed
+  lastFill: { readonly price: F.Fixed; readonly amount: F.Fixed } | null
   timers: Array<{ readonly timer: string; readonly at: number }>
   triggered: boolean
   ending: null | "closed" | "canceled" | "expired" | "rejected"
@@ -239,20 +250,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         return view
       })
 
-    /** The parent's record as the API shows it: amounts are the sums of its children. */
-    const record = (rt: Runtime, status: Order["status"], children: ReadonlyArray<Order>, now: number): Order => {
-      let filled = F.ZERO
-      let cost = F.ZERO
-      let fee = F.ZERO
-      let last: Order | undefined
-      const counts = kindOf(rt).counts
-      for (const child of children) {
-        fee = F.add(fee, child.fee)
-        if (counts !== undefined && !counts(String(child.info["role"]), rt.params)) continue
-        filled = F.add(filled, child.filled)
-        cost = F.add(cost, child.cost)
-        if (child.lastFillPrice !== null && (last === undefined || child.updatedAt >= last.updatedAt)) last = child
-      }
+    /**
+     * The parent's record as the API shows it, from its running sums. `info.children` is not kept here: it grows with
+     * the parent's history, so the desk reads it from the store's parent index when a client reads the parent.
+     */
+    const record = (rt: Runtime, status: Order["status"], now: number): Order => {
       return {
         id: rt.id,
         clientOrderId: rt.clientOrderId,
@@ -267,11 +269,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         price: rt.spec.price,
         stopPrice: rt.spec.stopPrice,
         amount: rt.spec.amount,
-        filled,
-        cost,
-        fee,
-        lastFillPrice: last?.lastFillPrice ?? null,
-        lastFillAmount: last?.lastFillAmount ?? null,
+        filled: rt.filled,
+        cost: rt.cost,
+        fee: rt.fee,
+        lastFillPrice: rt.lastFill?.price ?? null,
+        lastFillAmount: rt.lastFill?.amount ?? null,
         postOnly: rt.spec.postOnly,
         reduceOnly: rt.spec.reduceOnly,
         expiresAt: rt.expiresAt,
@@ -287,7 +289,6 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           kind: rt.type,
           state: status,
           detail: rt.detail,
-          children: children.map((c) => c.id),
           params: rt.wireParams,
           ...kindOf(rt).core.info(rt.state)
         },
@@ -316,8 +317,13 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     ) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        const children = [...(yield* desk.list({ parentId: rt.id }))].reverse()
-        const draft = record(rt, "waiting", children, now)
+        // The sums take in what the desk already holds of each live child, even before its update reaches us.
+        for (const child of Object.values(rt.children)) {
+          if (child.orderId === null) continue
+          const order = yield* desk.get(child.orderId)
+          if (order !== undefined) child.seen = takeAmounts(rt, child.spec.role, child.seen, order)
+        }
+        const draft = record(rt, "waiting", now)
         const status = statusOf(rt, draft.filled >= rt.spec.amount)
         const order: Order = { ...draft, status, info: { ...draft.info, state: status } }
         const extra = after?.(order)
@@ -338,6 +344,28 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       )
 
     const liveChildren = (rt: Runtime) => Object.values(rt.children).filter((c) => c.status !== "done")
+
+    /** A finished child leaves the parent's state. */
+    const drop = (rt: Runtime, child: ChildRecord) => {
+      child.status = "done"
+      if (rt.children[String(child.spec.child)] === child) delete rt.children[String(child.spec.child)]
+    }
+
+    /** Adds what a child's order gained since the parent last saw it to the parent's sums (a replay adds nothing). */
+    const takeAmounts = (rt: Runtime, role: string, seen: ChildRecord["seen"], order: Order) => {
+      const before = seen ?? { filled: F.ZERO, cost: F.ZERO, fee: F.ZERO }
+      const filled = F.sub(order.filled, before.filled)
+      rt.fee = F.add(rt.fee, F.sub(order.fee, before.fee))
+      const counts = kindOf(rt).counts
+      if (counts === undefined || counts(role, rt.params)) {
+        rt.filled = F.add(rt.filled, filled)
+        rt.cost = F.add(rt.cost, F.sub(order.cost, before.cost))
+        if (filled > 0 && order.lastFillPrice !== null && order.lastFillAmount !== null) {
+          rt.lastFill = { price: order.lastFillPrice, amount: order.lastFillAmount }
+        }
+      }
+      return { filled: order.filled, cost: order.cost, fee: order.fee }
+    }
 
     /** The parent ends once no child is live: its final status, the event, and it leaves the index. */
     const completeIfQuiet = (rt: Runtime) =>
@@ -379,7 +407,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     const place = (rt: Runtime, child: ChildRecord): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (rt.ending !== null || rt.done) {
-          child.status = "done"
+          drop(rt, child)
           return
         }
         const spec = child.spec
@@ -435,7 +463,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           yield* Queue.offer(wake, undefined)
           return
         }
-        child.status = "done"
+        drop(rt, child)
         yield* end(rt, "rejected", `child ${spec.child} was refused: ${error.message}`)
       })
 
@@ -471,7 +499,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
               const child = rt.children[String(command.spec.child)]
               if (child === undefined || child.spec !== command.spec) break
               if (rt.ending !== null || rt.done) {
-                child.status = "done"
+                drop(rt, child)
                 break
               }
               yield* place(rt, child)
@@ -530,8 +558,22 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (rt === undefined) return
         const n = Number(update.order.clientOrderId.slice(rt.id.length + 1))
         const child = rt.children[String(n)]
-        if (child === undefined) return
+        if (child === undefined) {
+          // A fill after its child finished (a venue may report one late) still counts in the parent's sums.
+          const fill = update.fill
+          if (fill === undefined || rt.done) return
+          const role = String(update.order.info["role"])
+          const before = {
+            filled: F.sub(update.order.filled, fill.amount),
+            cost: F.sub(update.order.cost, F.mul(fill.price, fill.amount)),
+            fee: F.sub(update.order.fee, fill.fee)
+          }
+          takeAmounts(rt, role, before, update.order)
+          yield* save(rt)
+          return
+        }
         if (child.orderId === null) child.orderId = update.order.id
+        child.seen = takeAmounts(rt, child.spec.role, child.seen, update.order)
         const ts = update.order.updatedAt
         if (update.fill !== undefined) {
           yield* feed(rt, {
@@ -544,7 +586,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           })
         }
         if (TERMINAL.has(update.order.status) && child.status !== "done") {
-          child.status = "done"
+          drop(rt, child)
           const detail = update.order.info["detail"]
           if (rt.ending !== null) {
             yield* persist(rt)
@@ -653,6 +695,21 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       if (rt.expiresAt !== null && rt.ending === null) dueAdded(rt.expiresAt, rt)
       for (const t of rt.timers) dueAdded(t.at, rt)
     }
+    // A state written before parents kept running sums (and every child) gets them from its children once.
+    for (const rt of parents.values()) {
+      if (typeof rt.filled === "number") continue
+      rt.filled = F.ZERO
+      rt.cost = F.ZERO
+      rt.fee = F.ZERO
+      rt.lastFill = null
+      const byId = new Map(Object.values(rt.children).map((c) => [c.orderId, c]))
+      for (const order of [...(yield* desk.list({ parentId: rt.id }))].reverse()) {
+        const child = byId.get(order.id)
+        const seen = takeAmounts(rt, String(order.info["role"]), undefined, order)
+        if (child !== undefined) child.seen = seen
+      }
+      for (const child of Object.values(rt.children)) if (child.status === "done") drop(rt, child)
+    }
     // Only a parent with a child still working, or one that was ending, has anything to catch up on.
     const unsettled = [...parents.values()].filter(
       (rt) => rt.ending !== null || Object.values(rt.children).some((c) => c.status !== "done")
@@ -664,10 +721,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           Effect.gen(function* () {
             for (const child of Object.values(rt.children)) {
               if (child.status === "done") continue
-              const order =
-                child.orderId === null
-                  ? undefined
-                  : (yield* desk.list({ parentId: rt.id })).find((o) => o.id === child.orderId)
+              const found = child.orderId === null ? undefined : yield* desk.get(child.orderId)
+              const order = found?.parentId === rt.id ? found : undefined
               if (child.status === "placing" && order === undefined) {
                 yield* place(rt, child)
               } else if (order !== undefined && TERMINAL.has(order.status)) {
@@ -822,6 +877,10 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           wireParams: input.params,
           state: first.state,
           children: {},
+          filled: F.ZERO,
+          cost: F.ZERO,
+          fee: F.ZERO,
+          lastFill: null,
           timers: [],
           triggered: false,
           ending: null,
@@ -838,10 +897,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         rewatch(rt)
         admit(rt, first.commands)
         // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
-        const accepted = yield* save(rt, "order.accepted", digest, () => ({
+        yield* save(rt, "order.accepted", digest, () => ({
           kind: "managed.created",
           payload: { type: rt.type, market_id: rt.marketId, side: rt.spec.side, amount: input.amount, by: actor }
         }))
+        const accepted = (yield* desk.get(id))!
         yield* execute(rt, first.commands)
         // The first look at the market: a stop already through it fires now.
         const view = yield* viewOf(rt.marketId)

@@ -64,6 +64,8 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     readonly eventsAfter: (after: number, limit: number, kind?: string) => Effect.Effect<ReadonlyArray<JournalEvent>>
     readonly lastSeq: Effect.Effect<number>
     readonly getOrder: (id: string) => Effect.Effect<StoredOrder | undefined>
+    /** The ids of a parent's children, oldest first, from the parent index. */
+    readonly childIds: (parentId: string) => Effect.Effect<ReadonlyArray<string>>
     readonly orderByClientId: (account: string, clientOrderId: string) => Effect.Effect<StoredOrder | undefined>
     /** How many orders have one of these statuses. */
     readonly countOrders: (statuses: ReadonlyArray<string>) => Effect.Effect<number>
@@ -78,12 +80,18 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     const journal: Array<JournalEvent> = []
     const orders = new Map<string, StoredOrder>()
     const byClientId = new Map<string, string>()
+    const byParent = new Map<string, Array<string>>()
     const parents = new Map<string, StoredParent>()
     const settings = new Map<string, unknown>()
     return {
       write: (batch) =>
         Effect.sync(() => {
           for (const order of batch.orders ?? []) {
+            if (order.parentId !== null && !orders.has(order.id)) {
+              const kids = byParent.get(order.parentId)
+              if (kids === undefined) byParent.set(order.parentId, [order.id])
+              else kids.push(order.id)
+            }
             orders.set(order.id, order)
             byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
           }
@@ -106,6 +114,13 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         ),
       lastSeq: Effect.sync(() => journal.length),
       getOrder: (id) => Effect.sync(() => orders.get(id)),
+      childIds: (parentId) =>
+        Effect.sync(() =>
+          (byParent.get(parentId) ?? [])
+            .map((id) => orders.get(id)!)
+            .sort((a, b) => a.createdAt - b.createdAt || a.id.length - b.id.length || (a.id < b.id ? -1 : 1))
+            .map((o) => o.id)
+        ),
       orderByClientId: (account, clientOrderId) =>
         Effect.sync(() => {
           const id = byClientId.get(`${account}\u0000${clientOrderId}`)
@@ -211,6 +226,13 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         getOrder: (id) =>
           sql`SELECT * FROM orders WHERE id = ${id}`.pipe(
             Effect.map((rows) => (rows[0] === undefined ? undefined : toOrder(rows[0]))),
+            Effect.orDie
+          ),
+        childIds: (parentId) =>
+          sql<{
+            id: string
+          }>`SELECT id FROM orders WHERE parent_id = ${parentId} ORDER BY created_at, length(id), id`.pipe(
+            Effect.map((rows) => rows.map((r) => r.id)),
             Effect.orDie
           ),
         orderByClientId: (account, clientOrderId) =>

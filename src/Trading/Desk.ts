@@ -640,18 +640,33 @@ const makeDesk = (config: DeskConfig) =>
       (filter.book === undefined || o.book === filter.book) &&
       (filter.accounts === undefined || filter.accounts.includes(accountId(o.account)))
 
+    /** An engine parent as clients read it: `info.children` comes from the store's parent index, oldest first. */
+    const withChildren = (order: Order): Effect.Effect<Order> =>
+      order.heldBy !== "engine"
+        ? Effect.succeed(order)
+        : Effect.map(store.childIds(order.id), (children) => {
+            const { kind, state, detail, ...rest } = order.info
+            return { ...order, info: { kind, state, detail, children, ...rest } }
+          })
+
     return {
       place: (input: PlaceInput, actor: string) => serialized(place(input, actor)).pipe(Effect.uninterruptible),
-      get: (id: string) => Effect.sync(() => orders.get(id)),
-      /** Orders newest first. */
+      /** The order as clients read it (a parent with its children's ids). */
+      get: (id: string) =>
+        Effect.suspend(() => {
+          const order = orders.get(id)
+          return order === undefined ? Effect.succeed(undefined) : withChildren(order)
+        }),
+      /** Orders newest first, as clients read them. */
       list: (filter: OrderFilter) =>
-        Effect.sync(() =>
+        Effect.forEach(
           (filter.parentId === undefined
             ? [...orders.values()]
             : [...(byParent.get(filter.parentId) ?? [])].map((id) => orders.get(id)!)
           )
             .filter((o) => matches(o, filter))
-            .sort((a, b) => b.createdAt - a.createdAt || orderNumber(b.id) - orderNumber(a.id))
+            .sort((a, b) => b.createdAt - a.createdAt || orderNumber(b.id) - orderNumber(a.id)),
+          withChildren
         ),
       cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
       cancelAll: (filter: OrderFilter) =>
