@@ -17,7 +17,7 @@ import {
   type TimeInForce,
   requestDigest
 } from "../Domain/Order.ts"
-import { fromVenueError } from "../Http/Errors.ts"
+import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import {

@@ -8,7 +8,7 @@ import { authLayer, serverServices } from "../../src/Cli.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
-import { type OrderRequest, submitOrder } from "../../src/Trading/Submit.ts"
+import { type OrderRequest, submitOrder } from "../../src/Orders.ts"
 
 const settle = Effect.forEach(Array.from({ length: 60 }), () => Effect.yieldNow(), { discard: true })
 
