@@ -135,6 +135,8 @@ type EngineService = {
   }
   /** Live parents, for status and tests. */
   readonly liveCount: Effect.Effect<number>
+  /** Parents held in memory: the live ones only (a finished one is read from the store). */
+  readonly heldCount: Effect.Effect<number>
   /** The next expiry or timer of any live parent (Infinity when none). */
   readonly nextDue: () => number
   /** Driven mode: ends the parents whose expiry has come (the first inputs of a moment). */
@@ -382,6 +384,9 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
             payload: { status: order.status, detail: rt.detail, filled: F.format(order.filled) }
           })
         )
+        // A finished parent leaves memory; the store answers for it from now on.
+        parents.delete(rt.id)
+        lazyBands.delete(rt.id)
       })
 
     const cancelChild = (child: ChildRecord) =>
@@ -920,12 +925,18 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         serialized(
           Effect.gen(function* () {
             const rt = parents.get(id)
-            if (rt === undefined) return yield* Effect.fail(ApiError.notFound(`no engine order '${id}'`))
+            if (rt === undefined) {
+              // A finished parent is answered with its record.
+              const order = yield* desk.get(id)
+              if (order?.heldBy === "engine") return order
+              return yield* Effect.fail(ApiError.notFound(`no engine order '${id}'`))
+            }
             yield* end(rt, "canceled", "canceled by request")
             return (yield* desk.get(id))!
           })
         ).pipe(Effect.uninterruptible),
       liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length),
+      heldCount: Effect.sync(() => parents.size),
       marketView: (marketId, view) => {
         const woken = wakeFor(marketId, view)
         return woken === null ? null : serialized(feedView(woken, view))

@@ -29,6 +29,16 @@ export interface StoredOrder {
   readonly record: unknown
 }
 
+/** Which orders a list wants; every field given must match. */
+export interface OrderQuery {
+  readonly statuses?: ReadonlyArray<string> | undefined
+  readonly venue?: string | undefined
+  readonly marketId?: string | undefined
+  readonly parentId?: string | undefined
+  readonly book?: string | undefined
+  readonly accounts?: ReadonlyArray<string> | undefined
+}
+
 export interface StoredParent {
   readonly id: string
   readonly live: boolean
@@ -70,8 +80,14 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     /** How many orders have one of these statuses. */
     readonly countOrders: (statuses: ReadonlyArray<string>) => Effect.Effect<number>
     readonly liveParents: Effect.Effect<ReadonlyArray<StoredParent>>
-    /** Every order, oldest first: what the desk restores at start. */
+    /** Every order, oldest first. */
     readonly allOrders: Effect.Effect<ReadonlyArray<StoredOrder>>
+    /** The orders with one of these statuses, oldest first: what the desk restores at start. */
+    readonly ordersWithStatus: (statuses: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredOrder>>
+    /** The orders a query matches, in no particular order. */
+    readonly listOrders: (query: OrderQuery) => Effect.Effect<ReadonlyArray<StoredOrder>>
+    /** The ids of the orders created at the latest time any was: the newest ids, without reading every order. */
+    readonly newestIds: Effect.Effect<ReadonlyArray<string>>
     readonly getSetting: (key: string) => Effect.Effect<unknown>
   }
 >() {
@@ -138,6 +154,31 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
       allOrders: Effect.sync(() =>
         [...orders.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
       ),
+      ordersWithStatus: (statuses) =>
+        Effect.sync(() =>
+          [...orders.values()]
+            .filter((o) => statuses.includes(o.status))
+            .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+        ),
+      listOrders: (q) =>
+        Effect.sync(() =>
+          (q.parentId === undefined
+            ? [...orders.values()]
+            : (byParent.get(q.parentId) ?? []).map((id) => orders.get(id)!)
+          ).filter(
+            (o) =>
+              (q.statuses === undefined || q.statuses.includes(o.status)) &&
+              (q.venue === undefined || o.venue === q.venue) &&
+              (q.marketId === undefined || o.marketId === q.marketId) &&
+              (q.book === undefined || o.book === q.book) &&
+              (q.accounts === undefined || q.accounts.includes(o.account))
+          )
+        ),
+      newestIds: Effect.sync(() => {
+        let latest = Number.NEGATIVE_INFINITY
+        for (const o of orders.values()) latest = Math.max(latest, o.createdAt)
+        return [...orders.values()].filter((o) => o.createdAt === latest).map((o) => o.id)
+      }),
       getSetting: (key) => Effect.sync(() => settings.get(key))
     }
   })
@@ -251,6 +292,31 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         ),
         allOrders: sql`SELECT * FROM orders ORDER BY created_at, id`.pipe(
           Effect.map((rows) => rows.map(toOrder)),
+          Effect.orDie
+        ),
+        ordersWithStatus: (statuses) =>
+          sql`SELECT * FROM orders WHERE ${sql.in("status", statuses)} ORDER BY created_at, id`.pipe(
+            Effect.map((rows) => rows.map(toOrder)),
+            Effect.orDie
+          ),
+        listOrders: (q) => {
+          const where = [
+            q.statuses === undefined ? undefined : sql.in("status", q.statuses),
+            q.venue === undefined ? undefined : sql`venue = ${q.venue}`,
+            q.marketId === undefined ? undefined : sql`market_id = ${q.marketId}`,
+            q.parentId === undefined ? undefined : sql`parent_id = ${q.parentId}`,
+            q.book === undefined ? undefined : sql`book = ${q.book}`,
+            q.accounts === undefined ? undefined : sql.in("account", q.accounts)
+          ].filter((c) => c !== undefined)
+          return sql`SELECT * FROM orders WHERE ${sql.and(where)}`.pipe(
+            Effect.map((rows) => rows.map(toOrder)),
+            Effect.orDie
+          )
+        },
+        newestIds: sql<{
+          id: string
+        }>`SELECT id FROM orders WHERE created_at = (SELECT MAX(created_at) FROM orders)`.pipe(
+          Effect.map((rows) => rows.map((r) => r.id)),
           Effect.orDie
         ),
         getSetting: (key) =>
