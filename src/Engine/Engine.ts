@@ -1,67 +1,17 @@
 /** The driver: holds engine parents, feeds their decision cores, and carries out what the cores decide. */
-import { Clock, Context, Effect, Layer, ParseResult, Queue, Schema } from "effect"
-import { ApiError, type FieldError } from "../Domain/Errors.ts"
+import { Clock, Context, Effect, Layer, Queue } from "effect"
+import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import type { Side } from "../Domain/Market.ts"
-import {
-  accountRef,
-  type ComplexType,
-  NO_TAGS,
-  type Order,
-  requestDigest,
-  TERMINAL,
-  type TimeInForce
-} from "../Domain/Order.ts"
+import { accountRef, type ComplexType, NO_TAGS, type Order, requestDigest, TERMINAL } from "../Domain/Order.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { type ChildUpdate, Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
-import {
-  type Band,
-  type ChildSpec,
-  type Command,
-  type Core,
-  type Input,
-  type MarketView,
-  type ParentSpec,
-  wakes
-} from "./Core.ts"
+import { type Band, type ChildSpec, type Command, type Input, type MarketView, type ParentSpec, wakes } from "./Core.ts"
+import { checkParent, type CreateInput, type Registry } from "./Validation.ts"
 import { DueHeap, WakeIndex } from "./WakeIndex.ts"
 
-/** One complex order type: its wire params, its checks, its decision core. */
-export interface OrderKind<P = any, S = any> {
-  readonly params: Schema.Schema<any, any, never>
-  readonly validate: (
-    spec: ParentSpec,
-    params: any
-  ) => { readonly params: P } | { readonly errors: ReadonlyArray<FieldError> }
-  readonly core: Core<P, S>
-  /** Which children's fills make the parent's `filled` (default: all of them). */
-  readonly counts?: (role: string, params: P) => boolean
-}
-
-export type Registry = Readonly<Record<ComplexType, OrderKind>>
-
-export interface CreateInput {
-  readonly account: string
-  readonly marketId: string
-  readonly side: Side
-  readonly type: ComplexType
-  readonly amount: string
-  readonly price?: string | undefined
-  readonly stopPrice?: string | undefined
-  readonly timeInForce?: TimeInForce | undefined
-  readonly expiresAt?: number | undefined
-  readonly postOnly?: boolean | undefined
-  readonly reduceOnly?: boolean | undefined
-  readonly clientOrderId?: string | undefined
-  readonly book?: string | undefined
-  readonly trader?: string | undefined
-  readonly tags?: Readonly<Record<string, unknown>> | undefined
-  readonly notes?: string | undefined
-  /** The `params` object as sent; decoded with the type's schema once the common checks pass. */
-  readonly params: Readonly<Record<string, unknown>>
-}
+export type { CreateInput, OrderKind, Registry } from "./Validation.ts"
 
 interface ChildRecord {
   readonly spec: ChildSpec
@@ -106,7 +56,6 @@ interface Runtime {
   readonly notes: string
 }
 
-const ALLOW_POST_ONLY: ReadonlySet<ComplexType> = new Set(["iceberg", "peg", "twap"])
 const MAX_RETRIES = 5
 const RETRY_BASE_MS = 200
 
@@ -805,72 +754,10 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
             )
           }
         }
-        const errors: Array<FieldError> = []
-        const amount = F.parse(input.amount)
-        if (amount === undefined || amount <= 0 || !F.isMultipleOf(amount, market.lot)) {
-          errors.push({ field: "amount", message: `must be a positive multiple of the lot ${F.format(market.lot)}` })
-        }
-        const price =
-          input.price === undefined ? null : yield* Effect.either(desk.checkPrice("price", input.price, market))
-        const stop =
-          input.stopPrice === undefined
-            ? null
-            : yield* Effect.either(desk.checkPrice("stop_price", input.stopPrice, market))
-        for (const checked of [price, stop]) {
-          if (checked !== null && checked._tag === "Left")
-            errors.push(...(checked.left.details["errors"] as Array<FieldError>))
-        }
-        if (input.postOnly === true && !ALLOW_POST_ONLY.has(input.type)) {
-          errors.push({
-            field: "post_only",
-            message: `post_only is valid only on iceberg, peg and twap in its limit style, not on ${input.type}`
-          })
-        }
-        if (input.expiresAt !== undefined && input.expiresAt <= now) {
-          errors.push({ field: "expires_at", message: "is in the past" })
-        }
-        if (errors.length > 0) return yield* Effect.fail(ApiError.validation(errors))
-        const params = yield* Schema.decodeUnknown(kind.params, { errors: "all" })(input.params).pipe(
-          Effect.mapError((e) =>
-            ApiError.validation(
-              ParseResult.ArrayFormatter.formatErrorSync(e).map((issue) => ({
-                field: ["params", ...issue.path.map(String)].join("."),
-                message: issue.message
-              })),
-              undefined,
-              422
-            )
-          )
-        )
-        const spec: ParentSpec = {
-          id: "",
-          side: input.side,
-          amount: amount!,
-          price: price === null || price._tag === "Left" ? null : price.right,
-          stopPrice: stop === null || stop._tag === "Left" ? null : stop.right,
-          timeInForce: input.timeInForce ?? "gtc",
-          postOnly: input.postOnly ?? false,
-          reduceOnly: input.reduceOnly ?? false,
-          tick: market.tick,
-          lot: market.lot,
-          createdAt: now
-        }
-        const checked = kind.validate(spec, params)
-        if ("errors" in checked) return yield* Effect.fail(ApiError.validation(checked.errors))
-        const halt = yield* desk.haltedFor(venue.info.id)
-        if (halt !== undefined) {
-          return yield* Effect.fail(
-            new ApiError({
-              status: 409,
-              code: "risk_rejected",
-              message: `trading is halted (${halt.scope}): ${halt.reason}`,
-              details: { venue: null, retryable: false, rule: "kill_switch" }
-            })
-          )
-        }
+        const { spec, params } = yield* checkParent(kind, input, market, venue.info.id, now, desk)
         const id = yield* desk.nextParentId
         const fullSpec = { ...spec, id }
-        const first = kind.core.init(fullSpec, checked.params, seedOf(id) ^ seed)
+        const first = kind.core.init(fullSpec, params, seedOf(id) ^ seed)
         const rt: Runtime = {
           id,
           type: input.type,
@@ -878,7 +765,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           venue: venue.info.id,
           marketId: `${venue.info.id}:${market.nativeId}`,
           spec: fullSpec,
-          params: checked.params,
+          params,
           wireParams: input.params,
           state: first.state,
           children: {},
