@@ -17,7 +17,7 @@ import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import type { Desk } from "../../src/Trading/Desk.ts"
-import { submitOrder } from "../../src/Trading/Submit.ts"
+import { submitOrder } from "../../src/Orders.ts"
 import { benchTape, mixedParents, type Tape } from "./engine.ts"
 import { type Figure, ratio } from "./common.ts"
 

@@ -1,76 +1,31 @@
 /** The driver: holds engine parents, feeds their decision cores, and carries out what the cores decide. */
-import { Clock, Context, Effect, Layer, ParseResult, Queue, Schema } from "effect"
-import { ApiError, type FieldError } from "../Domain/Errors.ts"
+import { Clock, Context, Effect, Layer, Queue } from "effect"
+import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import type { Side } from "../Domain/Market.ts"
-import {
-  accountRef,
-  type ComplexType,
-  NO_TAGS,
-  type Order,
-  requestDigest,
-  TERMINAL,
-  type TimeInForce
-} from "../Domain/Order.ts"
+import { accountRef, type ComplexType, NO_TAGS, type Order, requestDigest, TERMINAL } from "../Domain/Order.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { type ChildUpdate, Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
-import {
-  type Band,
-  type ChildSpec,
-  type Command,
-  type Core,
-  type Input,
-  type MarketView,
-  type ParentSpec,
-  wakes
-} from "./Core.ts"
+import { type Band, type ChildSpec, type Command, type Input, type MarketView, type ParentSpec, wakes } from "./Core.ts"
+import { checkParent, type CreateInput, type Registry } from "./Validation.ts"
 import { DueHeap, WakeIndex } from "./WakeIndex.ts"
 
-/** One complex order type: its wire params, its checks, its decision core. */
-export interface OrderKind<P = any, S = any> {
-  readonly params: Schema.Schema<any, any, never>
-  readonly validate: (
-    spec: ParentSpec,
-    params: any
-  ) => { readonly params: P } | { readonly errors: ReadonlyArray<FieldError> }
-  readonly core: Core<P, S>
-  /** Which children's fills make the parent's `filled` (default: all of them). */
-  readonly counts?: (role: string, params: P) => boolean
-}
-
-export type Registry = Readonly<Record<ComplexType, OrderKind>>
-
-export interface CreateInput {
-  readonly account: string
-  readonly marketId: string
-  readonly side: Side
-  readonly type: ComplexType
-  readonly amount: string
-  readonly price?: string | undefined
-  readonly stopPrice?: string | undefined
-  readonly timeInForce?: TimeInForce | undefined
-  readonly expiresAt?: number | undefined
-  readonly postOnly?: boolean | undefined
-  readonly reduceOnly?: boolean | undefined
-  readonly clientOrderId?: string | undefined
-  readonly book?: string | undefined
-  readonly trader?: string | undefined
-  readonly tags?: Readonly<Record<string, unknown>> | undefined
-  readonly notes?: string | undefined
-  /** The `params` object as sent; decoded with the type's schema once the common checks pass. */
-  readonly params: Readonly<Record<string, unknown>>
-}
+export type { CreateInput, OrderKind, Registry } from "./Validation.ts"
 
 interface ChildRecord {
   readonly spec: ChildSpec
   orderId: string | null
   status: "placing" | "live" | "done"
   retries: number
+  /** What of the child's filled, cost and fee the parent's sums hold already. */
+  seen?: { filled: F.Fixed; cost: F.Fixed; fee: F.Fixed }
 }
 
-/** Everything about a parent the engine keeps; plain JSON, written whole on every change. */
+/**
+ * Everything about a parent the engine keeps; plain JSON, written whole on every change. Its size does not grow
+ * with the parent's history: `children` holds only the live ones, and the amounts are kept as running sums.
+ */
 interface Runtime {
   readonly id: string
   readonly type: ComplexType
@@ -81,7 +36,13 @@ interface Runtime {
   readonly params: unknown
   readonly wireParams: Readonly<Record<string, unknown>>
   state: unknown
+  /** Children not yet finished; a finished child leaves (its order stays in the store under the parent's id). */
   children: Record<string, ChildRecord>
+  /** Sums over the children whose fills count (all of them for `fee`), and the last fill that counted. */
+  filled: F.Fixed
+  cost: F.Fixed
+  fee: F.Fixed
+  lastFill: { readonly price: F.Fixed; readonly amount: F.Fixed } | null
   timers: Array<{ readonly timer: string; readonly at: number }>
   triggered: boolean
   ending: null | "closed" | "canceled" | "expired" | "rejected"
@@ -95,7 +56,6 @@ interface Runtime {
   readonly notes: string
 }
 
-const ALLOW_POST_ONLY: ReadonlySet<ComplexType> = new Set(["iceberg", "peg", "twap"])
 const MAX_RETRIES = 5
 const RETRY_BASE_MS = 200
 
@@ -124,6 +84,8 @@ type EngineService = {
   }
   /** Live parents, for status and tests. */
   readonly liveCount: Effect.Effect<number>
+  /** Parents held in memory: the live ones only (a finished one is read from the store). */
+  readonly heldCount: Effect.Effect<number>
   /** The next expiry or timer of any live parent (Infinity when none). */
   readonly nextDue: () => number
   /** Driven mode: ends the parents whose expiry has come (the first inputs of a moment). */
@@ -206,9 +168,20 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       }
     }
 
-    const persist = (rt: Runtime) =>
+    const stateOf = (rt: Runtime, now: number) => ({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
+
+    /** Writes the parent's state, with the driver's entries about it in the same write. */
+    const persist = (rt: Runtime, entries: ReadonlyArray<{ kind: string; payload: Record<string, unknown> }> = []) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        store.putParent({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
+        journal.commit({
+          parents: [stateOf(rt, now)],
+          entries: entries.map((e) => ({
+            ts: now,
+            kind: e.kind,
+            key: rt.id,
+            payload: { parent_id: rt.id, ...e.payload }
+          }))
+        })
       )
 
     const viewOf = (marketId: string) =>
@@ -228,20 +201,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         return view
       })
 
-    /** The parent's record as the API shows it: amounts are the sums of its children. */
-    const record = (rt: Runtime, status: Order["status"], children: ReadonlyArray<Order>, now: number): Order => {
-      let filled = F.ZERO
-      let cost = F.ZERO
-      let fee = F.ZERO
-      let last: Order | undefined
-      const counts = kindOf(rt).counts
-      for (const child of children) {
-        fee = F.add(fee, child.fee)
-        if (counts !== undefined && !counts(String(child.info["role"]), rt.params)) continue
-        filled = F.add(filled, child.filled)
-        cost = F.add(cost, child.cost)
-        if (child.lastFillPrice !== null && (last === undefined || child.updatedAt >= last.updatedAt)) last = child
-      }
+    /**
+     * The parent's record as the API shows it, from its running sums. `info.children` is not kept here: it grows with
+     * the parent's history, so the desk reads it from the store's parent index when a client reads the parent.
+     */
+    const record = (rt: Runtime, status: Order["status"], now: number): Order => {
       return {
         id: rt.id,
         clientOrderId: rt.clientOrderId,
@@ -256,11 +220,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         price: rt.spec.price,
         stopPrice: rt.spec.stopPrice,
         amount: rt.spec.amount,
-        filled,
-        cost,
-        fee,
-        lastFillPrice: last?.lastFillPrice ?? null,
-        lastFillAmount: last?.lastFillAmount ?? null,
+        filled: rt.filled,
+        cost: rt.cost,
+        fee: rt.fee,
+        lastFillPrice: rt.lastFill?.price ?? null,
+        lastFillAmount: rt.lastFill?.amount ?? null,
         postOnly: rt.spec.postOnly,
         reduceOnly: rt.spec.reduceOnly,
         expiresAt: rt.expiresAt,
@@ -276,7 +240,6 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           kind: rt.type,
           state: status,
           detail: rt.detail,
-          children: children.map((c) => c.id),
           params: rt.wireParams,
           ...kindOf(rt).core.info(rt.state)
         },
@@ -293,22 +256,37 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       return rt.triggered ? "triggered" : "waiting"
     }
 
-    /** Writes the parent's record and its whole state. */
-    const save = (rt: Runtime, kind = "order.updated", digest?: string) =>
+    /**
+     * Writes the parent's record, its state, the record's event and the driver's `after` entries (made from the
+     * record) in one write.
+     */
+    const save = (
+      rt: Runtime,
+      kind = "order.updated",
+      digest?: string,
+      after?: (order: Order) => { kind: string; payload: Record<string, unknown> }
+    ) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        const children = [...(yield* desk.list({ parentId: rt.id }))].reverse()
-        const draft = record(rt, "waiting", children, now)
-        yield* persist(rt)
-        yield* desk.putParent(
-          {
-            ...draft,
-            status: statusOf(rt, draft.filled >= rt.spec.amount),
-            info: { ...draft.info, state: statusOf(rt, draft.filled >= rt.spec.amount) }
-          },
-          kind,
-          digest
-        )
+        // The sums take in what the desk already holds of each live child, even before its update reaches us.
+        for (const child of Object.values(rt.children)) {
+          if (child.orderId === null) continue
+          const order = yield* desk.get(child.orderId)
+          if (order !== undefined) child.seen = takeAmounts(rt, child.spec.role, child.seen, order)
+        }
+        const draft = record(rt, "waiting", now)
+        const status = statusOf(rt, draft.filled >= rt.spec.amount)
+        const order: Order = { ...draft, status, info: { ...draft.info, state: status } }
+        const extra = after?.(order)
+        yield* desk.putParent(order, kind, {
+          digest,
+          state: stateOf(rt, now),
+          after:
+            extra === undefined
+              ? []
+              : [{ ts: now, kind: extra.kind, key: rt.id, payload: { parent_id: rt.id, ...extra.payload } }]
+        })
+        return order
       })
 
     const emit = (rt: Runtime, kind: string, payload: Readonly<Record<string, unknown>>) =>
@@ -318,15 +296,46 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
 
     const liveChildren = (rt: Runtime) => Object.values(rt.children).filter((c) => c.status !== "done")
 
+    /** A finished child leaves the parent's state. */
+    const drop = (rt: Runtime, child: ChildRecord) => {
+      child.status = "done"
+      if (rt.children[String(child.spec.child)] === child) delete rt.children[String(child.spec.child)]
+    }
+
+    /** Adds what a child's order gained since the parent last saw it to the parent's sums (a replay adds nothing). */
+    const takeAmounts = (rt: Runtime, role: string, seen: ChildRecord["seen"], order: Order) => {
+      const before = seen ?? { filled: F.ZERO, cost: F.ZERO, fee: F.ZERO }
+      const filled = F.sub(order.filled, before.filled)
+      rt.fee = F.add(rt.fee, F.sub(order.fee, before.fee))
+      const counts = kindOf(rt).counts
+      if (counts === undefined || counts(role, rt.params)) {
+        rt.filled = F.add(rt.filled, filled)
+        rt.cost = F.add(rt.cost, F.sub(order.cost, before.cost))
+        if (filled > 0 && order.lastFillPrice !== null && order.lastFillAmount !== null) {
+          rt.lastFill = { price: order.lastFillPrice, amount: order.lastFillAmount }
+        }
+      }
+      return { filled: order.filled, cost: order.cost, fee: order.fee }
+    }
+
     /** The parent ends once no child is live: its final status, the event, and it leaves the index. */
     const completeIfQuiet = (rt: Runtime) =>
       Effect.gen(function* () {
         if (rt.done || rt.ending === null || liveChildren(rt).length > 0) return
         rt.done = true
         sleeping.delete(rt.id)
-        yield* save(rt, rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated")
-        const order = (yield* desk.get(rt.id))!
-        yield* emit(rt, "managed.done", { status: order.status, detail: rt.detail, filled: F.format(order.filled) })
+        yield* save(
+          rt,
+          rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated",
+          undefined,
+          (order) => ({
+            kind: "managed.done",
+            payload: { status: order.status, detail: rt.detail, filled: F.format(order.filled) }
+          })
+        )
+        // A finished parent leaves memory; the store answers for it from now on.
+        parents.delete(rt.id)
+        lazyBands.delete(rt.id)
       })
 
     const cancelChild = (child: ChildRecord) =>
@@ -352,7 +361,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     const place = (rt: Runtime, child: ChildRecord): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (rt.ending !== null || rt.done) {
-          child.status = "done"
+          drop(rt, child)
           return
         }
         const spec = child.spec
@@ -382,15 +391,19 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           const order = result.right.order
           child.orderId = order.id
           child.status = TERMINAL.has(order.status) ? child.status : "live"
-          yield* persist(rt)
-          yield* emit(rt, "managed.child", {
-            child: spec.child,
-            order_id: order.id,
-            role: spec.role,
-            side: spec.side,
-            price: F.format(spec.price),
-            amount: F.format(spec.amount)
-          })
+          yield* persist(rt, [
+            {
+              kind: "managed.child",
+              payload: {
+                child: spec.child,
+                order_id: order.id,
+                role: spec.role,
+                side: spec.side,
+                price: F.format(spec.price),
+                amount: F.format(spec.amount)
+              }
+            }
+          ])
           return
         }
         const error = result.left
@@ -404,7 +417,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           yield* Queue.offer(wake, undefined)
           return
         }
-        child.status = "done"
+        drop(rt, child)
         yield* end(rt, "rejected", `child ${spec.child} was refused: ${error.message}`)
       })
 
@@ -440,7 +453,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
               const child = rt.children[String(command.spec.child)]
               if (child === undefined || child.spec !== command.spec) break
               if (rt.ending !== null || rt.done) {
-                child.status = "done"
+                drop(rt, child)
                 break
               }
               yield* place(rt, child)
@@ -499,8 +512,22 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         if (rt === undefined) return
         const n = Number(update.order.clientOrderId.slice(rt.id.length + 1))
         const child = rt.children[String(n)]
-        if (child === undefined) return
+        if (child === undefined) {
+          // A fill after its child finished (a venue may report one late) still counts in the parent's sums.
+          const fill = update.fill
+          if (fill === undefined || rt.done) return
+          const role = String(update.order.info["role"])
+          const before = {
+            filled: F.sub(update.order.filled, fill.amount),
+            cost: F.sub(update.order.cost, F.mul(fill.price, fill.amount)),
+            fee: F.sub(update.order.fee, fill.fee)
+          }
+          takeAmounts(rt, role, before, update.order)
+          yield* save(rt)
+          return
+        }
         if (child.orderId === null) child.orderId = update.order.id
+        child.seen = takeAmounts(rt, child.spec.role, child.seen, update.order)
         const ts = update.order.updatedAt
         if (update.fill !== undefined) {
           yield* feed(rt, {
@@ -513,7 +540,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           })
         }
         if (TERMINAL.has(update.order.status) && child.status !== "done") {
-          child.status = "done"
+          drop(rt, child)
           const detail = update.order.info["detail"]
           if (rt.ending !== null) {
             yield* persist(rt)
@@ -622,6 +649,21 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       if (rt.expiresAt !== null && rt.ending === null) dueAdded(rt.expiresAt, rt)
       for (const t of rt.timers) dueAdded(t.at, rt)
     }
+    // A state written before parents kept running sums (and every child) gets them from its children once.
+    for (const rt of parents.values()) {
+      if (typeof rt.filled === "number") continue
+      rt.filled = F.ZERO
+      rt.cost = F.ZERO
+      rt.fee = F.ZERO
+      rt.lastFill = null
+      const byId = new Map(Object.values(rt.children).map((c) => [c.orderId, c]))
+      for (const order of [...(yield* desk.list({ parentId: rt.id }))].reverse()) {
+        const child = byId.get(order.id)
+        const seen = takeAmounts(rt, String(order.info["role"]), undefined, order)
+        if (child !== undefined) child.seen = seen
+      }
+      for (const child of Object.values(rt.children)) if (child.status === "done") drop(rt, child)
+    }
     // Only a parent with a child still working, or one that was ending, has anything to catch up on.
     const unsettled = [...parents.values()].filter(
       (rt) => rt.ending !== null || Object.values(rt.children).some((c) => c.status !== "done")
@@ -633,10 +675,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           Effect.gen(function* () {
             for (const child of Object.values(rt.children)) {
               if (child.status === "done") continue
-              const order =
-                child.orderId === null
-                  ? undefined
-                  : (yield* desk.list({ parentId: rt.id })).find((o) => o.id === child.orderId)
+              const found = child.orderId === null ? undefined : yield* desk.get(child.orderId)
+              const order = found?.parentId === rt.id ? found : undefined
               if (child.status === "placing" && order === undefined) {
                 yield* place(rt, child)
               } else if (order !== undefined && TERMINAL.has(order.status)) {
@@ -714,72 +754,10 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
             )
           }
         }
-        const errors: Array<FieldError> = []
-        const amount = F.parse(input.amount)
-        if (amount === undefined || amount <= 0 || !F.isMultipleOf(amount, market.lot)) {
-          errors.push({ field: "amount", message: `must be a positive multiple of the lot ${F.format(market.lot)}` })
-        }
-        const price =
-          input.price === undefined ? null : yield* Effect.either(desk.checkPrice("price", input.price, market))
-        const stop =
-          input.stopPrice === undefined
-            ? null
-            : yield* Effect.either(desk.checkPrice("stop_price", input.stopPrice, market))
-        for (const checked of [price, stop]) {
-          if (checked !== null && checked._tag === "Left")
-            errors.push(...(checked.left.details["errors"] as Array<FieldError>))
-        }
-        if (input.postOnly === true && !ALLOW_POST_ONLY.has(input.type)) {
-          errors.push({
-            field: "post_only",
-            message: `post_only is valid only on iceberg, peg and twap in its limit style, not on ${input.type}`
-          })
-        }
-        if (input.expiresAt !== undefined && input.expiresAt <= now) {
-          errors.push({ field: "expires_at", message: "is in the past" })
-        }
-        if (errors.length > 0) return yield* Effect.fail(ApiError.validation(errors))
-        const params = yield* Schema.decodeUnknown(kind.params, { errors: "all" })(input.params).pipe(
-          Effect.mapError((e) =>
-            ApiError.validation(
-              ParseResult.ArrayFormatter.formatErrorSync(e).map((issue) => ({
-                field: ["params", ...issue.path.map(String)].join("."),
-                message: issue.message
-              })),
-              undefined,
-              422
-            )
-          )
-        )
-        const spec: ParentSpec = {
-          id: "",
-          side: input.side,
-          amount: amount!,
-          price: price === null || price._tag === "Left" ? null : price.right,
-          stopPrice: stop === null || stop._tag === "Left" ? null : stop.right,
-          timeInForce: input.timeInForce ?? "gtc",
-          postOnly: input.postOnly ?? false,
-          reduceOnly: input.reduceOnly ?? false,
-          tick: market.tick,
-          lot: market.lot,
-          createdAt: now
-        }
-        const checked = kind.validate(spec, params)
-        if ("errors" in checked) return yield* Effect.fail(ApiError.validation(checked.errors))
-        const halt = yield* desk.haltedFor(venue.info.id)
-        if (halt !== undefined) {
-          return yield* Effect.fail(
-            new ApiError({
-              status: 409,
-              code: "risk_rejected",
-              message: `trading is halted (${halt.scope}): ${halt.reason}`,
-              details: { venue: null, retryable: false, rule: "kill_switch" }
-            })
-          )
-        }
+        const { spec, params } = yield* checkParent(kind, input, market, venue.info.id, now, desk)
         const id = yield* desk.nextParentId
         const fullSpec = { ...spec, id }
-        const first = kind.core.init(fullSpec, checked.params, seedOf(id) ^ seed)
+        const first = kind.core.init(fullSpec, params, seedOf(id) ^ seed)
         const rt: Runtime = {
           id,
           type: input.type,
@@ -787,10 +765,14 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           venue: venue.info.id,
           marketId: `${venue.info.id}:${market.nativeId}`,
           spec: fullSpec,
-          params: checked.params,
+          params,
           wireParams: input.params,
           state: first.state,
           children: {},
+          filled: F.ZERO,
+          cost: F.ZERO,
+          fee: F.ZERO,
+          lastFill: null,
           timers: [],
           triggered: false,
           ending: null,
@@ -806,16 +788,12 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         parents.set(id, rt)
         rewatch(rt)
         admit(rt, first.commands)
-        yield* save(rt, "order.accepted", digest)
         // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
+        yield* save(rt, "order.accepted", digest, () => ({
+          kind: "managed.created",
+          payload: { type: rt.type, market_id: rt.marketId, side: rt.spec.side, amount: input.amount, by: actor }
+        }))
         const accepted = (yield* desk.get(id))!
-        yield* emit(rt, "managed.created", {
-          type: rt.type,
-          market_id: rt.marketId,
-          side: rt.spec.side,
-          amount: input.amount,
-          by: actor
-        })
         yield* execute(rt, first.commands)
         // The first look at the market: a stop already through it fires now.
         const view = yield* viewOf(rt.marketId)
@@ -834,12 +812,18 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         serialized(
           Effect.gen(function* () {
             const rt = parents.get(id)
-            if (rt === undefined) return yield* Effect.fail(ApiError.notFound(`no engine order '${id}'`))
+            if (rt === undefined) {
+              // A finished parent is answered with its record.
+              const order = yield* desk.get(id)
+              if (order?.heldBy === "engine") return order
+              return yield* Effect.fail(ApiError.notFound(`no engine order '${id}'`))
+            }
             yield* end(rt, "canceled", "canceled by request")
             return (yield* desk.get(id))!
           })
         ).pipe(Effect.uninterruptible),
       liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length),
+      heldCount: Effect.sync(() => parents.size),
       marketView: (marketId, view) => {
         const woken = wakeFor(marketId, view)
         return woken === null ? null : serialized(feedView(woken, view))

@@ -3,63 +3,8 @@ import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest, HttpS
 import { Cause, Effect, Option } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import { redact } from "./Redact.ts"
-import type { VenueError } from "../Services/VenueGateway.ts"
 
-/** The contract's answer to a venue's refusal or failure. */
-export const fromVenueError = (e: VenueError): ApiError => {
-  const base = { venue: e.venue, reason: e.reason }
-  switch (e.kind) {
-    case "rejected":
-      return new ApiError({
-        status: 400,
-        code: "order_rejected",
-        message: `${e.venue} refused the order: ${e.reason}`,
-        details: { ...base, retryable: false }
-      })
-    case "insufficient_funds":
-      return new ApiError({
-        status: 400,
-        code: "insufficient_funds",
-        message: `${e.venue} refused the order: ${e.reason}`,
-        details: { ...base, retryable: false }
-      })
-    case "market_closed":
-      return new ApiError({
-        status: 409,
-        code: "risk_rejected",
-        message: `${e.venue} has halted this market: ${e.reason}`,
-        details: { ...base, retryable: false, rule: "market_halted" }
-      })
-    case "rate_limited":
-      return new ApiError({
-        status: 429,
-        code: "rate_limit_exceeded",
-        message: `${e.venue} rate limit passed: ${e.reason}`,
-        details: { ...base, retryable: true, ...(e.retryAfterS === undefined ? {} : { retry_after: e.retryAfterS }) }
-      })
-    case "timeout":
-      return new ApiError({
-        status: 504,
-        code: "venue_timeout",
-        message: `${e.venue} did not answer: ${e.reason}`,
-        details: { ...base, retryable: true }
-      })
-    case "unavailable":
-      return new ApiError({
-        status: 502,
-        code: "venue_error",
-        message: `${e.venue} failed the request: ${e.reason}`,
-        details: { ...base, retryable: true }
-      })
-    case "not_supported":
-      return new ApiError({
-        status: 501,
-        code: "not_supported",
-        message: `${e.venue} does not support this: ${e.reason}`,
-        details: { ...base, retryable: false }
-      })
-  }
-}
+export { fromVenueError } from "../Domain/VenueErrors.ts"
 
 export const respond = (error: ApiError): HttpServerResponse.HttpServerResponse => {
   const body = error.body

@@ -17,8 +17,8 @@ import {
   type TimeInForce,
   requestDigest
 } from "../Domain/Order.ts"
-import { fromVenueError } from "../Http/Errors.ts"
-import type { JournalEntry } from "../Services/OrderStore.ts"
+import { fromVenueError } from "../Domain/VenueErrors.ts"
+import type { JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import {
   type Venue,
@@ -100,6 +100,8 @@ const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
 ]
 
 const DAY_MS = 86_400_000
+/** How many finished orders stay in memory after they finish. */
+const RECENT = 1024
 
 type DeskService = ReturnType<typeof makeDesk> extends Effect.Effect<infer A, any, any> ? A : never
 
@@ -118,11 +120,21 @@ const makeDesk = (config: DeskConfig) =>
     const serialized = lock.withPermits(1)
 
     const openStatuses: ReadonlySet<OrderStatus> = new Set(["pending", "open", "pending_cancel"])
+    /**
+     * Memory follows live orders: `orders` holds those not yet finished, `recent` the last few that finished (so an
+     * answer or a late venue report finds them); every other finished order is read from the store when asked for.
+     */
     const orders = new Map<string, Order>()
+    const recent = new Map<string, Order>()
     const byClientId = new Map<string, string>()
     const byVenueOrderId = new Map<string, string>()
-    /** Each parent's children, so listing them does not scan every order. */
-    const byParent = new Map<string, Set<Order["id"]>>()
+    const lookup = (id: string): Order | undefined => orders.get(id) ?? recent.get(id)
+    /** Forgets a finished order that left `recent`. */
+    const forget = (order: Order) => {
+      byClientId.delete(`${accountId(order.account)}\u0000${order.clientOrderId}`)
+      if (order.venueOrderId !== null) byVenueOrderId.delete(`${order.venue}:${order.venueOrderId}`)
+      digests.delete(order.id)
+    }
     /** Per account: orders open at a venue, and the collateral the priced ones lock; kept as orders change. */
     const openCount = new Map<string, number>()
     const lockedBy = new Map<string, F.Fixed>()
@@ -135,14 +147,22 @@ const makeDesk = (config: DeskConfig) =>
       lockedBy.set(account, F.add(lockedBy.get(account) ?? F.ZERO, sign === 1 ? locked : F.neg(locked)))
     }
     const remember = (order: Order) => {
-      const before = orders.get(order.id)
+      const before = lookup(order.id)
       if (before !== undefined) count(before, -1)
       count(order, 1)
-      orders.set(order.id, order)
-      if (order.parentId === null) return
-      let kids = byParent.get(order.parentId)
-      if (kids === undefined) byParent.set(order.parentId, (kids = new Set()))
-      kids.add(order.id)
+      if (!TERMINAL.has(order.status)) {
+        recent.delete(order.id)
+        orders.set(order.id, order)
+        return
+      }
+      orders.delete(order.id)
+      recent.delete(order.id)
+      recent.set(order.id, order)
+      if (recent.size > RECENT) {
+        const oldest = recent.values().next().value!
+        recent.delete(oldest.id)
+        forget(oldest)
+      }
     }
     const digests = new Map<string, string>()
     const ledger = new Ledger(() => config.startingCash)
@@ -154,8 +174,9 @@ const makeDesk = (config: DeskConfig) =>
     let risk: RiskRecord = { version: 0, updated_at: null, updated_by: null, rules: DEFAULT_RULES }
     let fairValues: Record<string, { value: F.Fixed; updated_at: number }> = {}
 
-    // Restore what the engine database holds.
-    for (const stored of yield* store.allOrders) {
+    // Restore the orders the engine database holds live; finished ones stay in the store until asked for.
+    for (const id of yield* store.newestIds) counter = Math.max(counter, orderNumber(id))
+    for (const stored of yield* store.ordersWithStatus([...openStatuses, "waiting", "triggered"])) {
       const order = stored.record as Order & { readonly digest?: string }
       remember(order)
       byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
@@ -191,30 +212,44 @@ const makeDesk = (config: DeskConfig) =>
         : Effect.succeed(venue)
     }
 
-    const save = (order: Order) =>
-      store.putOrder({
-        id: order.id,
-        account: accountId(order.account),
-        clientOrderId: order.clientOrderId,
-        venue: order.venue,
-        marketId: order.marketId,
-        status: order.status,
-        parentId: order.parentId,
-        book: order.book,
-        createdAt: order.createdAt,
-        updatedAt: order.updatedAt,
-        record: { ...order, digest: digests.get(order.id) }
-      })
+    const stored = (order: Order): StoredOrder => ({
+      id: order.id,
+      account: accountId(order.account),
+      clientOrderId: order.clientOrderId,
+      venue: order.venue,
+      marketId: order.marketId,
+      status: order.status,
+      parentId: order.parentId,
+      book: order.book,
+      createdAt: order.createdAt,
+      updatedAt: order.updatedAt,
+      record: { ...order, digest: digests.get(order.id) }
+    })
 
     const emit = (entries: ReadonlyArray<JournalEntry>) => journal.append(entries)
 
+    /** The order a client id names on an account, held or stored, with the digest of its first body. */
+    const findByClientId = (account: string, clientOrderId: string) =>
+      Effect.gen(function* () {
+        const id = byClientId.get(`${account}\u0000${clientOrderId}`)
+        const held = id === undefined ? undefined : lookup(id)
+        if (held !== undefined) return { order: held, digest: digests.get(held.id) }
+        const found = yield* store.orderByClientId(account, clientOrderId)
+        if (found === undefined) return undefined
+        const record = found.record as Order & { readonly digest?: string }
+        return { order: record as Order, digest: record.digest }
+      })
+
     const childUpdates = yield* Queue.unbounded<ChildUpdate>()
 
-    const setOrder = (order: Order, kind: string, fill?: Fill) =>
+    /** Stores the order with its event (after `before`, the events that caused the change) in one write. */
+    const setOrder = (order: Order, kind: string, fill?: Fill, before: ReadonlyArray<JournalEntry> = []) =>
       Effect.gen(function* () {
         remember(order)
-        yield* save(order)
-        yield* emit([{ ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }])
+        yield* journal.commit({
+          orders: [stored(order)],
+          entries: [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
+        })
         if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
       })
 
@@ -225,7 +260,7 @@ const makeDesk = (config: DeskConfig) =>
           if (event._tag === "Book") continue
           const venueOrderId = event._tag === "Fill" ? event.fill.venueOrderId : event.order.venueOrderId
           const id = byVenueOrderId.get(`${venue}:${venueOrderId}`)
-          const order = id === undefined ? undefined : orders.get(id)
+          const order = id === undefined ? undefined : lookup(id)
           if (order === undefined) continue
           if (event._tag === "Fill") {
             const f = event.fill
@@ -246,7 +281,6 @@ const makeDesk = (config: DeskConfig) =>
               ts: f.ts
             }
             if (!ledger.record(fill)) continue
-            yield* emit([{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }])
             const filled = F.add(order.filled, f.amount)
             yield* setOrder(
               {
@@ -260,7 +294,8 @@ const makeDesk = (config: DeskConfig) =>
                 updatedAt: Math.max(order.updatedAt, f.ts)
               },
               "order.updated",
-              fill
+              fill,
+              [{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }]
             )
           } else {
             yield* applySnapshot(order, event.order)
@@ -317,7 +352,7 @@ const makeDesk = (config: DeskConfig) =>
         )
       } else {
         yield* applyAnswer(order.venue, found)
-        yield* applySnapshot(orders.get(order.id)!, found)
+        yield* applySnapshot(lookup(order.id)!, found)
       }
     }
 
@@ -403,10 +438,9 @@ const makeDesk = (config: DeskConfig) =>
         }
         const digest = requestDigest(input)
         if (input.clientOrderId !== undefined) {
-          const existingId = byClientId.get(`${input.account}\u0000${input.clientOrderId}`)
-          if (existingId !== undefined) {
-            const existing = orders.get(existingId)!
-            if (digests.get(existingId) === digest) return { order: existing, created: false }
+          const existing = yield* findByClientId(input.account, input.clientOrderId)
+          if (existing !== undefined) {
+            if (existing.digest === digest) return { order: existing.order, created: false }
             return yield* Effect.fail(
               validation("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
             )
@@ -604,14 +638,15 @@ const makeDesk = (config: DeskConfig) =>
         byVenueOrderId.set(`${venueId}:${answer.order.venueOrderId}`, id)
         yield* setOrder(placed, "order.accepted")
         yield* applyAnswer(venueId, answer.order)
-        yield* applySnapshot(orders.get(id)!, answer.order)
-        return { order: orders.get(id)!, created: true }
+        yield* applySnapshot(lookup(id)!, answer.order)
+        return { order: lookup(id)!, created: true }
       })
 
-    const orderOr404 = (id: string) => {
-      const order = orders.get(id)
-      return order === undefined ? Effect.fail(ApiError.notFound(`no order '${id}'`)) : Effect.succeed(order)
-    }
+    const orderOr404 = (id: string) =>
+      Effect.gen(function* () {
+        const order = lookup(id) ?? ((yield* store.getOrder(id))?.record as Order | undefined)
+        return order === undefined ? yield* Effect.fail(ApiError.notFound(`no order '${id}'`)) : order
+      })
 
     const cancelOne = (order: Order) =>
       Effect.gen(function* () {
@@ -620,14 +655,14 @@ const makeDesk = (config: DeskConfig) =>
         const venue = yield* venueOf(order.venue)
         const answer = yield* Effect.either(venue.cancelOrder(order.venueOrderId))
         if (answer._tag === "Left") {
-          const current = orders.get(order.id)!
+          const current = lookup(order.id)!
           // The venue may have finished the order in the meantime; that answers the cancel.
           if (TERMINAL.has(current.status)) return current
           return yield* Effect.fail(fromVenueError(answer.left))
         }
         yield* applyAnswer(order.venue, answer.right)
-        yield* applySnapshot(orders.get(order.id)!, answer.right)
-        return orders.get(order.id)!
+        yield* applySnapshot(lookup(order.id)!, answer.right)
+        return lookup(order.id)!
       })
 
     const matches = (o: Order, filter: OrderFilter) =>
@@ -638,22 +673,32 @@ const makeDesk = (config: DeskConfig) =>
       (filter.book === undefined || o.book === filter.book) &&
       (filter.accounts === undefined || filter.accounts.includes(accountId(o.account)))
 
-    const setHalt = (next: HaltState | undefined) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => store.putSetting("halt", next ?? null, now))
+    /** An engine parent as clients read it: `info.children` comes from the store's parent index, oldest first. */
+    const withChildren = (order: Order): Effect.Effect<Order> =>
+      order.heldBy !== "engine"
+        ? Effect.succeed(order)
+        : Effect.map(store.childIds(order.id), (children) => {
+            const { kind, state, detail, ...rest } = order.info
+            return { ...order, info: { kind, state, detail, children, ...rest } }
+          })
 
     return {
       place: (input: PlaceInput, actor: string) => serialized(place(input, actor)).pipe(Effect.uninterruptible),
-      get: (id: string) => Effect.sync(() => orders.get(id)),
-      /** Orders newest first. */
+      /** The order as clients read it (a parent with its children's ids). */
+      get: (id: string) =>
+        Effect.gen(function* () {
+          const order = lookup(id) ?? ((yield* store.getOrder(id))?.record as Order | undefined)
+          return order === undefined ? undefined : yield* withChildren(order)
+        }),
+      /** Orders newest first, as clients read them; read from the store, where every change is written with its event. */
       list: (filter: OrderFilter) =>
-        Effect.sync(() =>
-          (filter.parentId === undefined
-            ? [...orders.values()]
-            : [...(byParent.get(filter.parentId) ?? [])].map((id) => orders.get(id)!)
-          )
-            .filter((o) => matches(o, filter))
+        Effect.gen(function* () {
+          const stored = yield* store.listOrders({ ...filter, statuses: filter.status })
+          const found = stored
+            .map((s) => lookup(s.id) ?? (s.record as Order))
             .sort((a, b) => b.createdAt - a.createdAt || orderNumber(b.id) - orderNumber(a.id))
-        ),
+          return yield* Effect.forEach(found, withChildren)
+        }),
       cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
       cancelAll: (filter: OrderFilter) =>
         serialized(
@@ -706,8 +751,8 @@ const makeDesk = (config: DeskConfig) =>
             }
             const answer = yield* Effect.mapError(venue.amendOrder(order.venueOrderId!, next), fromVenueError)
             yield* applyAnswer(order.venue, answer)
-            yield* applySnapshot(orders.get(id)!, answer)
-            return orders.get(id)!
+            yield* applySnapshot(lookup(id)!, answer)
+            return lookup(id)!
           })
         ).pipe(Effect.uninterruptible),
       fills: (filter: {
@@ -769,8 +814,10 @@ const makeDesk = (config: DeskConfig) =>
             const wire = Object.fromEntries(
               Object.entries(next).map(([k, v]) => [k, { value: F.format(v.value), updated_at: v.updated_at }])
             )
-            yield* store.putSetting("fair_values", wire, now)
-            yield* emit([{ ts: now, kind: "fair_value.updated", key: "fair_values", payload: { values, by: actor } }])
+            yield* journal.commit({
+              settings: [{ key: "fair_values", value: wire, ts: now }],
+              entries: [{ ts: now, kind: "fair_value.updated", key: "fair_values", payload: { values, by: actor } }]
+            })
             return fairValues
           })
         ),
@@ -780,8 +827,10 @@ const makeDesk = (config: DeskConfig) =>
           Effect.gen(function* () {
             const now = yield* Clock.currentTimeMillis
             risk = { version: risk.version + 1, updated_at: now, updated_by: actor, rules }
-            yield* store.putSetting("risk", risk, now)
-            yield* emit([{ ts: now, kind: "risk.updated", key: "risk", payload: risk }])
+            yield* journal.commit({
+              settings: [{ key: "risk", value: risk, ts: now }],
+              entries: [{ ts: now, kind: "risk.updated", key: "risk", payload: risk }]
+            })
             return risk
           })
         ),
@@ -791,8 +840,10 @@ const makeDesk = (config: DeskConfig) =>
             if (input.scope !== "*") yield* venueOf(input.scope)
             const now = yield* Clock.currentTimeMillis
             halt = { ...input, at: now, by: actor }
-            yield* setHalt(halt)
-            yield* emit([{ ts: now, kind: "engine.halted", key: input.scope, payload: halt }])
+            yield* journal.commit({
+              settings: [{ key: "halt", value: halt, ts: now }],
+              entries: [{ ts: now, kind: "engine.halted", key: input.scope, payload: halt }]
+            })
             let canceled = 0
             if (input.policy === "cancel") {
               for (const order of [...orders.values()]) {
@@ -810,10 +861,12 @@ const makeDesk = (config: DeskConfig) =>
             const now = yield* Clock.currentTimeMillis
             const was = halt
             halt = undefined
-            yield* setHalt(undefined)
-            yield* emit([
-              { ts: now, kind: "engine.resumed", key: was?.scope ?? "*", payload: { by: actor, was: was ?? null } }
-            ])
+            yield* journal.commit({
+              settings: [{ key: "halt", value: null, ts: now }],
+              entries: [
+                { ts: now, kind: "engine.resumed", key: was?.scope ?? "*", payload: { by: actor, was: was ?? null } }
+              ]
+            })
             return was
           })
         ),
@@ -822,20 +875,39 @@ const makeDesk = (config: DeskConfig) =>
       childUpdates,
       /** The order a client id names on an account, with whether the body digest matches the first one. */
       byClientId: (account: string, clientOrderId: string, digest: string) =>
-        Effect.sync(() => {
-          const id = byClientId.get(`${account}\u0000${clientOrderId}`)
-          if (id === undefined) return undefined
-          return { order: orders.get(id)!, same: digests.get(id) === digest }
-        }),
-      /** Stores an engine parent's record (created or changed) and journals it. */
-      putParent: (order: Order, kind: string, digest?: string) =>
+        Effect.map(findByClientId(account, clientOrderId), (found) =>
+          found === undefined ? undefined : { order: found.order, same: found.digest === digest }
+        ),
+      /** How many orders the desk holds in memory (live ones, and a bounded few that just finished). */
+      held: Effect.sync(() => ({ live: orders.size, recent: recent.size })),
+      /**
+       * Stores an engine parent's record (created or changed) with its state and its event, then the driver's own
+       * `after` entries, in one write: a restart finds all of them or none.
+       */
+      putParent: (
+        order: Order,
+        kind: string,
+        options: {
+          readonly digest?: string | undefined
+          readonly state: StoredParent
+          readonly after?: ReadonlyArray<JournalEntry> | undefined
+        }
+      ) =>
         serialized(
           Effect.gen(function* () {
-            if (digest !== undefined) {
-              digests.set(order.id, digest)
+            if (options.digest !== undefined) {
+              digests.set(order.id, options.digest)
               byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
             }
-            yield* setOrder(order, kind)
+            remember(order)
+            yield* journal.commit({
+              orders: [stored(order)],
+              parents: [options.state],
+              entries: [
+                { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) },
+                ...(options.after ?? [])
+              ]
+            })
           })
         ),
       /** The next parent id: parents and children share one counter, parents carry the `mo_` prefix. */

@@ -1,6 +1,6 @@
-/** The journal: every event appended with the next seq, then handed to live readers through bounded queues. */
+/** The journal: every event committed with what it tells of, then handed to live readers through bounded queues. */
 import { Context, Effect, Layer, Queue } from "effect"
-import { type JournalEntry, type JournalEvent, OrderStore } from "../Services/OrderStore.ts"
+import { type Batch, type JournalEntry, type JournalEvent, OrderStore } from "../Services/OrderStore.ts"
 
 /** A live reader: its queue, and whether it fell behind (its queue overflowed). */
 export interface Reader {
@@ -11,7 +11,12 @@ export interface Reader {
 export class Journal extends Context.Tag("crossbook/Journal")<
   Journal,
   {
-    /** Appends in order; callers serialize (the desk appends under its lock), so seq order is publish order. */
+    /**
+     * Writes a batch (orders, parents' states, settings and their entries) in one transaction; live readers see its
+     * events only once it is committed. Callers serialize, so seq order is publish order.
+     */
+    readonly commit: (batch: Batch) => Effect.Effect<ReadonlyArray<JournalEvent>>
+    /** Appends entries that go with no stored change. */
     readonly append: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<ReadonlyArray<JournalEvent>>
     /** A live reader for as long as the scope lasts; once its queue is full it gets nothing more and is marked. */
     readonly reader: (capacity: number) => Effect.Effect<Reader, never, import("effect").Scope.Scope>
@@ -24,20 +29,22 @@ export class Journal extends Context.Tag("crossbook/Journal")<
     Effect.gen(function* () {
       const store = yield* OrderStore
       const readers = new Set<{ queue: Queue.Queue<JournalEvent>; overflow: boolean }>()
-      return {
-        append: (entries) =>
-          Effect.map(store.append(entries), (events) => {
-            for (const reader of readers) {
-              if (reader.overflow) continue
-              for (const event of events) {
-                if (!Queue.unsafeOffer(reader.queue, event)) {
-                  reader.overflow = true
-                  break
-                }
+      const commit = (batch: Batch) =>
+        Effect.map(store.write(batch), (events) => {
+          for (const reader of readers) {
+            if (reader.overflow) continue
+            for (const event of events) {
+              if (!Queue.unsafeOffer(reader.queue, event)) {
+                reader.overflow = true
+                break
               }
             }
-            return events
-          }),
+          }
+          return events
+        })
+      return {
+        commit,
+        append: (entries) => commit({ entries }),
         reader: (capacity) =>
           Effect.acquireRelease(
             Effect.map(Queue.dropping<JournalEvent>(capacity), (queue) => {

@@ -127,28 +127,34 @@ describe("restart", () => {
 describe("the write before the commands go out", () => {
   it.effect("holds every child the core has sent, so a restart finds each one and can place it again", () =>
     Effect.gen(function* () {
-      // At every write of a parent's state, each child its core has numbered must be among the parent's children.
+      // At every write of a parent's state, each child its core has numbered must be among the parent's children,
+      // unless it has finished (its order is terminal, or the parent is ending and never sent it).
       const missing: Array<string> = []
       let checked = 0
       const store = Layer.effect(
         OrderStore,
         Effect.map(OrderStore, (inner) => ({
           ...inner,
-          putParent: (parent: Parameters<typeof inner.putParent>[0]) =>
-            Effect.zipRight(
-              Effect.sync(() => {
+          write: (batch: Parameters<typeof inner.write>[0]) =>
+            Effect.gen(function* () {
+              for (const parent of batch.parents ?? []) {
                 const rt = JSON.parse(JSON.stringify(parent.state)) as {
                   state: { nextChild?: number; fired?: boolean }
                   children: Record<string, unknown>
+                  ending: string | null
                 }
                 const sent = typeof rt.state.nextChild === "number" ? rt.state.nextChild - 1 : rt.state.fired ? 1 : 0
                 for (let n = 1; n <= sent; n++) {
                   checked += 1
-                  if (rt.children[String(n)] === undefined) missing.push(`${parent.id}-${n}`)
+                  if (rt.children[String(n)] !== undefined) continue
+                  const order = yield* inner.orderByClientId("sim:default", `${parent.id}-${n}`)
+                  const finished =
+                    order !== undefined && ["closed", "canceled", "expired", "rejected"].includes(order.status)
+                  if (!finished && rt.ending === null) missing.push(`${parent.id}-${n}`)
                 }
-              }),
-              inner.putParent(parent)
-            )
+              }
+              return yield* inner.write(batch)
+            })
         }))
       ).pipe(Layer.provide(OrderStore.layerSql.pipe(Layer.provide(engineDatabase(":memory:")))))
       const scope = yield* Scope.make()

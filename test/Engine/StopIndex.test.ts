@@ -12,10 +12,10 @@ const CountingStore = Layer.effect(
   OrderStore,
   Effect.map(OrderStore, (store) => ({
     ...store,
-    putParent: (parent: Parameters<typeof store.putParent>[0]) =>
+    write: (batch: Parameters<typeof store.write>[0]) =>
       Effect.zipRight(
-        Effect.sync(() => void counted.writes++),
-        store.putParent(parent)
+        Effect.sync(() => void (counted.writes += batch.parents?.length ?? 0)),
+        store.write(batch)
       )
   }))
 ).pipe(Layer.provide(OrderStore.layerMemory))

@@ -84,6 +84,13 @@ describe("complex order validation", () => {
       })
     )
 
+    it.effect("a key a type does not know is 422, named, not silently dropped", () =>
+      Effect.gen(function* () {
+        const res = yield* post({ type: "iceberg", price: "0.3", params: { display: "5", dispaly: "5" } })
+        assertValidation(res, 422, "params.dispaly")
+      })
+    )
+
     it.effect("a stop_price off the grid names the nearest valid prices", () =>
       Effect.gen(function* () {
         const res = yield* post({ type: "stop_market", stop_price: "0.455" })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Exit, Layer } from "effect"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { OrderStore, type StoredOrder } from "../../src/Services/OrderStore.ts"
 
@@ -28,11 +28,13 @@ for (const [name, layer] of Object.entries(layers)) {
       Effect.gen(function* () {
         const store = yield* OrderStore
         assert.strictEqual(yield* store.lastSeq, 0)
-        const a = yield* store.append([
-          { ts: 5, kind: "order.accepted", key: "o1", payload: { x: 1 } },
-          { ts: 5, kind: "fill.new", key: "o1", payload: { price: "0.35" } }
-        ])
-        const b = yield* store.append([{ ts: 6, kind: "order.canceled", key: "o1", payload: null }])
+        const a = yield* store.write({
+          entries: [
+            { ts: 5, kind: "order.accepted", key: "o1", payload: { x: 1 } },
+            { ts: 5, kind: "fill.new", key: "o1", payload: { price: "0.35" } }
+          ]
+        })
+        const b = yield* store.write({ entries: [{ ts: 6, kind: "order.canceled", key: "o1", payload: null }] })
         assert.deepStrictEqual(
           [...a, ...b].map((e) => e.seq),
           [1, 2, 3]
@@ -57,9 +59,9 @@ for (const [name, layer] of Object.entries(layers)) {
     it.effect("orders are kept by id and by client order id, and updated in place", () =>
       Effect.gen(function* () {
         const store = yield* OrderStore
-        yield* store.putOrder(order("o1", "open"))
-        yield* store.putOrder(order("o2", "closed"))
-        yield* store.putOrder({ ...order("o1", "canceled"), updatedAt: 9 })
+        yield* store.write({ orders: [order("o1", "open")] })
+        yield* store.write({ orders: [order("o2", "closed")] })
+        yield* store.write({ orders: [{ ...order("o1", "canceled"), updatedAt: 9 }] })
         const o1 = yield* store.getOrder("o1")
         assert.strictEqual(o1?.status, "canceled")
         assert.strictEqual(o1?.updatedAt, 9)
@@ -74,16 +76,46 @@ for (const [name, layer] of Object.entries(layers)) {
     it.effect("live parents are restored in id order; finished ones are not", () =>
       Effect.gen(function* () {
         const store = yield* OrderStore
-        yield* store.putParent({ id: "mo_2", live: true, state: { level: "0.4" }, updatedAt: 1 })
-        yield* store.putParent({ id: "mo_1", live: true, state: { level: "0.3" }, updatedAt: 1 })
-        yield* store.putParent({ id: "mo_3", live: true, state: {}, updatedAt: 1 })
-        yield* store.putParent({ id: "mo_3", live: false, state: { done: true }, updatedAt: 2 })
+        yield* store.write({ parents: [{ id: "mo_2", live: true, state: { level: "0.4" }, updatedAt: 1 }] })
+        yield* store.write({ parents: [{ id: "mo_1", live: true, state: { level: "0.3" }, updatedAt: 1 }] })
+        yield* store.write({ parents: [{ id: "mo_3", live: true, state: {}, updatedAt: 1 }] })
+        yield* store.write({ parents: [{ id: "mo_3", live: false, state: { done: true }, updatedAt: 2 }] })
         const live = yield* store.liveParents
         assert.deepStrictEqual(
           live.map((p) => p.id),
           ["mo_1", "mo_2"]
         )
         assert.deepStrictEqual(live[0]!.state, { level: "0.3" })
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("a batch is stored whole or not at all", () =>
+      Effect.gen(function* () {
+        const store = yield* OrderStore
+        yield* store.write({ orders: [order("o1", "open", "dup")] })
+        // The second order reuses a client id: the batch fails, and none of it is stored.
+        const failed = yield* Effect.exit(
+          store.write({
+            parents: [{ id: "mo_1", live: true, state: {}, updatedAt: 1 }],
+            orders: [order("o3", "open"), order("o2", "open", "dup")],
+            entries: [{ ts: 1, kind: "order.accepted", key: "o2", payload: null }]
+          })
+        )
+        if (name === "sqlite") {
+          assert.isTrue(Exit.isFailure(failed))
+          assert.isUndefined(yield* store.getOrder("o3"))
+          assert.deepStrictEqual(yield* store.liveParents, [])
+          assert.strictEqual(yield* store.lastSeq, 0)
+        }
+        const events = yield* store.write({
+          orders: [order("o4", "open")],
+          entries: [{ ts: 2, kind: "order.accepted", key: "o4", payload: null }]
+        })
+        assert.deepStrictEqual(
+          events.map((e) => e.seq),
+          [yield* store.lastSeq]
+        )
+        assert.strictEqual((yield* store.getOrder("o4"))?.status, "open")
       }).pipe(Effect.provide(layer))
     )
   })

@@ -7,7 +7,7 @@ import { type Book, type Market, mirrorBook, type Trade } from "../../Domain/Mar
 import { checkPageRequest, descendingKey, pageOf } from "../../Domain/Page.ts"
 import { type CapabilityKey, type Venue, VenueGateway } from "../../Services/VenueGateway.ts"
 import { Api } from "../Api.ts"
-import { fromVenueError } from "../Errors.ts"
+import { fromVenueError } from "../../Domain/VenueErrors.ts"
 
 const venueRecord = (venue: Venue) => ({
   id: venue.info.id,

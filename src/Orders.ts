@@ -1,9 +1,9 @@
 /** One way in for every new order, plain or complex: the route, the replay and the backtester all submit here. */
 import { Effect } from "effect"
-import { ApiError } from "../Domain/Errors.ts"
-import { COMPLEX_TYPES, type ComplexType, type Order, type TimeInForce } from "../Domain/Order.ts"
-import { Engine } from "../Engine/Engine.ts"
-import { Desk } from "./Desk.ts"
+import { ApiError } from "./Domain/Errors.ts"
+import { COMPLEX_TYPES, type ComplexType, type Order, type TimeInForce } from "./Domain/Order.ts"
+import { Engine } from "./Engine/Engine.ts"
+import { Desk } from "./Trading/Desk.ts"
 
 const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
 
