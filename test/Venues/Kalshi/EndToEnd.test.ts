@@ -66,7 +66,7 @@ const server = (
   const venues = Layer.unwrapEffect(
     Effect.map(Exchange, (x) =>
       venuesLayerFromList({
-        list: ["sim", "kalshi", "polymarket"],
+        list: ["sim", "kalshi"],
         env: env(x),
         sim: makeSimVenue({ seed: 7, stepMs: 1000, markets: 4 })
       }).pipe(Layer.orDie)
