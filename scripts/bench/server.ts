@@ -1,6 +1,7 @@
 /**
  * The server: `POST /trading/orders` (a plain limit on the sim venue) under autocannon at 50 connections over
- * loopback, against a bare `node:http` server answering a similar JSON body, both in child processes.
+ * loopback, against a bare `node:http` server answering a similar JSON body, both in child processes; and `/health`
+ * while the largest twap the bounds allow works.
  */
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -8,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { performance } from "node:perf_hooks"
 import { type Figure, ratio } from "./common.ts"
 
 const CONNECTIONS = 50
@@ -87,6 +89,63 @@ http.createServer((req, res) => {
 }).listen(Number(process.argv[1]), "127.0.0.1")
 `
 
+/** Latencies of `GET /health` polled one after another for `seconds`, in ms: p50, p99, max and how many polls. */
+const pollHealth = async (url: string, seconds: number) => {
+  const took: Array<number> = []
+  const until = performance.now() + seconds * 1000
+  while (performance.now() < until) {
+    const start = performance.now()
+    await (await fetch(url)).arrayBuffer()
+    took.push(performance.now() - start)
+  }
+  took.sort((a, b) => a - b)
+  const at = (q: number) => Number(took[Math.min(took.length - 1, Math.floor(q * took.length))]!.toFixed(2))
+  return { p50: at(0.5), p99: at(0.99), max: Number(took[took.length - 1]!.toFixed(2)), polls: took.length }
+}
+
+/**
+ * `/health` while the largest parent the bounds allow works: a twap of 10,000 slices (the most `slices` takes) over
+ * 20 s, each slice a resting limit placed and later pulled, against the same polls on the idle server.
+ */
+const healthUnderLargestParent = async (
+  base: string,
+  auth: Record<string, string>,
+  market: string
+): Promise<Figure> => {
+  const idle = await pollHealth(`${base}/health`, 3)
+  const twap = await fetch(`${base}/trading/orders`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...auth },
+    body: JSON.stringify({
+      market_id: market,
+      side: "buy",
+      type: "twap",
+      amount: "10000",
+      price: "0.01",
+      params: { window_s: 20, slices: 10_000 }
+    })
+  })
+  if (twap.status !== 201) throw new Error(`the twap was refused with ${twap.status}: ${await twap.text()}`)
+  const { id } = (await twap.json()) as { id: string }
+  const busy = await pollHealth(`${base}/health`, 20)
+  const parent = (await (await fetch(`${base}/trading/orders/${id}`, { headers: auth })).json()) as {
+    info: { children: ReadonlyArray<string> }
+  }
+  await fetch(`${base}/trading/orders/${id}`, { method: "DELETE", headers: auth })
+  return {
+    name: "server.health_p99_ms_largest_twap",
+    value: busy.p99,
+    unit: "ms",
+    baseline: idle.p99,
+    ratio: ratio(busy.p99, Math.max(idle.p99, 0.001)),
+    target: "< 100 ms",
+    p50_ms: busy.p50,
+    max_ms: busy.max,
+    polls: busy.polls,
+    children_sent: parent.info.children.length
+  }
+}
+
 export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
   const home = mkdtempSync(join(tmpdir(), "crossbook-bench-home-"))
   const children: Array<ChildProcess> = []
@@ -122,6 +181,7 @@ export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
       body
     })
     if (probe.status !== 201) throw new Error(`POST /trading/orders answered ${probe.status}: ${await probe.text()}`)
+    const health = await healthUnderLargestParent(base, auth, market)
 
     const barePort = await freePort()
     const bare = spawn(process.execPath, ["-e", BARE, String(barePort)], { stdio: ["ignore", "ignore", "inherit"] })
@@ -145,6 +205,7 @@ export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
       process.stderr.write(`bench: the server answered ${run.non2xx} non-2xx and ${run.errors} errors/timeouts\n`)
     }
     return [
+      health,
       {
         name: "server.orders_per_s",
         value: run.perS,

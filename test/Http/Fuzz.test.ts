@@ -5,6 +5,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import fc from "fast-check"
+import { COMPLEX_TYPES, PLAIN_TYPES } from "../../src/Domain/Order.ts"
 import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from "../../src/Http/BodyGuard.ts"
 import { OwnerToken, rawExchange, type RawExchange, request, testServer } from "./TestServer.ts"
 
@@ -119,20 +120,7 @@ const orderBody = fc
     {
       market_id: fc.oneof(fc.constant("{market}"), fc.constantFrom("sim:NOPE", "kalshi:X", "", "::"), fc.string()),
       side: fc.oneof(fc.constantFrom("buy", "sell"), fc.string({ maxLength: 5 }), fc.integer()),
-      type: fc.constantFrom(
-        "limit",
-        "market",
-        "stop_market",
-        "stop_limit",
-        "trailing_stop",
-        "iceberg",
-        "oco",
-        "bracket",
-        "twap",
-        "peg",
-        "smart_taker",
-        "nope"
-      ),
+      type: fc.constantFrom(...PLAIN_TYPES, ...COMPLEX_TYPES, "nope"),
       amount: fc.oneof(decimal, fc.integer()),
       price: fc.oneof(decimal, fc.double(), fc.constant(null)),
       stop_price: decimal,
