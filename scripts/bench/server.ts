@@ -104,8 +104,9 @@ const pollHealth = async (url: string, seconds: number) => {
 }
 
 /**
- * `/health` while the largest parent the bounds allow works: a twap of 10,000 slices (the most `slices` takes) over
- * 20 s, each slice a resting limit placed and later pulled, against the same polls on the idle server.
+ * `/health` while the largest parent the bounds allow works: a twap of 10,000 slices (the most `slices` takes) at the
+ * shortest spacing (100 ms), each slice a resting limit placed and later pulled, polled for 20 s, against the same
+ * polls on the idle server.
  */
 const healthUnderLargestParent = async (
   base: string,
@@ -122,7 +123,7 @@ const healthUnderLargestParent = async (
       type: "twap",
       amount: "10000",
       price: "0.01",
-      params: { window_s: 20, slices: 10_000 }
+      params: { window_s: 1000, slices: 10_000 }
     })
   })
   if (twap.status !== 201) throw new Error(`the twap was refused with ${twap.status}: ${await twap.text()}`)

@@ -65,6 +65,9 @@ export interface State {
   finished: boolean
 }
 
+/** The shortest time between two clips: one parent never sends more than ten IOCs a second. */
+export const MIN_INTERVAL_MS = 100
+
 const msOf = (field: string, seconds: number | undefined, fallback: number, errors: Array<FieldError>): number => {
   if (seconds === undefined) return fallback
   const ms = Math.round(seconds * 1000)
@@ -114,6 +117,9 @@ export const validate = (
     errors.push({ field: "params.limit", message: "a smart_taker needs params.limit or params.max_slippage" })
   }
   const intervalMs = msOf("params.interval_s", params.interval_s, 1000, errors)
+  if (intervalMs < MIN_INTERVAL_MS) {
+    errors.push({ field: "params.interval_s", message: `must be at least ${MIN_INTERVAL_MS / 1000} s` })
+  }
   const expiresMs = params.expires_s === undefined ? null : msOf("params.expires_s", params.expires_s, 0, errors)
   if (errors.length > 0) return { errors }
   return { params: { clip, intervalMs, limit, slippage, expiresMs } }

@@ -16,6 +16,12 @@ import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import { type Command, type Core, type Input, type ParentSpec } from "./Core.ts"
 
+/**
+ * The shortest time between two slices: one parent never asks for more than ten placements (and their cancels) a
+ * second, which keeps the server answering while the largest twap the bounds allow works.
+ */
+export const MIN_SLICE_SPACING_MS = 100
+
 /** The most slices a twap may ask for (and never more than the amount has lots). */
 export const MAX_SLICES = 10_000
 
@@ -105,6 +111,11 @@ export const validate = (
     errors.push({
       field: "params.slices",
       message: `must be at most ${lots}, so that each slice gets at least one lot`
+    })
+  } else if (windowMs > 0 && windowMs < params.slices * MIN_SLICE_SPACING_MS) {
+    errors.push({
+      field: "params.slices",
+      message: `must leave at least ${MIN_SLICE_SPACING_MS} ms between slices: at most ${Math.floor(windowMs / MIN_SLICE_SPACING_MS)} over this window`
     })
   }
   const style = params.style ?? "limit"

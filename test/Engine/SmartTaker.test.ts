@@ -31,6 +31,9 @@ describe("smart_taker", () => {
     expect(fieldsOf(validate(spec, { clip: "2" }))).toEqual(["params.limit"])
     expect(fieldsOf(validate(spec, { limit: "0.455" }))).toEqual(["params.limit"])
     expect(fieldsOf(validate(spec, { max_slippage: "1" }))).toEqual(["params.max_slippage"])
+    // Ten clips a second at most.
+    expect(fieldsOf(validate(spec, { limit: "0.45", interval_s: 0.05 }))).toEqual(["params.interval_s"])
+    expect(fieldsOf(validate(spec, { limit: "0.45", interval_s: 0.1 }))).toEqual([])
     expect(fieldsOf(validate(spec, { limit: "0.4", clip: "1.5" }))).toEqual(["params.clip"])
     expect(fieldsOf(validate(spec, { limit: "0.4", interval_s: 0, expires_s: -1 }))).toEqual([
       "params.interval_s",

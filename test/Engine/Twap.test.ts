@@ -33,6 +33,9 @@ describe("twap", () => {
     expect(fieldsOf(validate(spec, { window_s: 0, slices: 3 }))).toEqual(["params.window_s"])
     expect(fieldsOf(validate(spec, { window_s: 60, slices: 0 }))).toEqual(["params.slices"])
     expect(fieldsOf(validate(spec, { window_s: 60, slices: 11 }))).toEqual(["params.slices"])
+    // Ten slices a second at most: 3 slices need 0.3 s.
+    expect(fieldsOf(validate(spec, { window_s: 0.2, slices: 3 }))).toEqual(["params.slices"])
+    expect(fieldsOf(validate(spec, { window_s: 0.3, slices: 3 }))).toEqual([])
     expect(fieldsOf(validate(baseSpec({ postOnly: true }), { window_s: 60, slices: 2, style: "taker" }))).toEqual([
       "post_only"
     ])
@@ -224,7 +227,7 @@ describe("twap", () => {
     .record({
       lots: fc.integer({ min: 1, max: 40 }),
       slices: fc.integer({ min: 1, max: 8 }),
-      windowMs: fc.integer({ min: 1, max: 60_000 }),
+      windowMs: fc.integer({ min: 800, max: 60_000 }), // at least 100 ms between up to 8 slices
       style: fc.constantFrom("limit" as const, "taker" as const),
       finish: fc.constantFrom("complete" as const, "stop" as const),
       side: fc.constantFrom("buy" as const, "sell" as const),
