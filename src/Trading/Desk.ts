@@ -30,6 +30,7 @@ import {
 import { Journal } from "./Journal.ts"
 import { collateral, type Fill, Ledger, type Position, unrealized } from "./Ledger.ts"
 import { checkRisk, DEFAULT_RULES, type RiskRules } from "./Risk.ts"
+import { reconcile } from "./Reconcile.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
 
 export interface PlaceInput {
@@ -262,28 +263,15 @@ const makeDesk = (config: DeskConfig) =>
     const applyAnswer = (venue: string, answer: VenueOrder) => applyVenueEvents(venue, answer.events ?? [])
 
     // Orders left open by the last run are reconciled with their venue: still there, they follow it; gone, they end.
-    for (const order of [...orders.values()]) {
-      if (!openStatuses.has(order.status) || order.heldBy !== "venue") continue
-      const venue = gateway.venue(order.venue)
-      const found =
-        venue === undefined ? undefined : yield* venue.orderByClientId(order.id).pipe(Effect.orElseSucceed(() => null))
-      if (found === null) continue
-      if (found === undefined) {
-        const now = yield* Clock.currentTimeMillis
-        yield* setOrder(
-          {
-            ...order,
-            status: "canceled",
-            updatedAt: Math.max(now, order.updatedAt),
-            info: { ...order.info, detail: "absent on the venue after a restart" }
-          },
-          "order.canceled"
-        )
-      } else {
-        yield* applyAnswer(order.venue, found)
-        yield* applySnapshot(lookup(order.id)!, found)
-      }
-    }
+    yield* reconcile({
+      orders: [...orders.values()],
+      openStatuses,
+      gateway,
+      lookup,
+      setOrder,
+      applyAnswer,
+      applySnapshot
+    })
 
     // One subscription per venue; events are applied under the lock, in the venue's order.
     for (const venue of gateway.venues) {
