@@ -30,6 +30,8 @@ import {
 import { Journal } from "./Journal.ts"
 import { collateral, type Fill, Ledger, type Position, unrealized } from "./Ledger.ts"
 import { checkRisk, DEFAULT_RULES, type RiskRules } from "./Risk.ts"
+import { reconcile } from "./Reconcile.ts"
+import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
 
 export interface PlaceInput {
   readonly account: string
@@ -253,108 +255,23 @@ const makeDesk = (config: DeskConfig) =>
         if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
       })
 
-    /** Applies what a venue reported: fills into the ledger and the order, then status changes. */
-    const applyVenueEvents = (venue: string, events: ReadonlyArray<VenueEvent>) =>
-      Effect.gen(function* () {
-        for (const event of events) {
-          if (event._tag === "Book") continue
-          const venueOrderId = event._tag === "Fill" ? event.fill.venueOrderId : event.order.venueOrderId
-          const id = byVenueOrderId.get(`${venue}:${venueOrderId}`)
-          const order = id === undefined ? undefined : lookup(id)
-          if (order === undefined) continue
-          if (event._tag === "Fill") {
-            const f = event.fill
-            const fill: Fill = {
-              id: `${venue}:${f.tradeId}:${f.venueOrderId}`,
-              orderId: order.id,
-              clientOrderId: order.clientOrderId,
-              parentId: order.parentId,
-              account: accountId(order.account),
-              marketId: order.marketId,
-              side: f.side,
-              price: f.price,
-              amount: f.amount,
-              fee: f.fee,
-              liquidity: f.liquidity,
-              tradeId: f.tradeId,
-              book: order.book,
-              ts: f.ts
-            }
-            if (!ledger.record(fill)) continue
-            const filled = F.add(order.filled, f.amount)
-            yield* setOrder(
-              {
-                ...order,
-                filled,
-                cost: F.add(order.cost, F.mul(f.price, f.amount)),
-                fee: F.add(order.fee, f.fee),
-                lastFillPrice: f.price,
-                lastFillAmount: f.amount,
-                status: filled >= order.amount ? "closed" : order.status,
-                updatedAt: Math.max(order.updatedAt, f.ts)
-              },
-              "order.updated",
-              fill,
-              [{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }]
-            )
-          } else {
-            yield* applySnapshot(order, event.order)
-          }
-        }
-      })
-
-    /** Takes the venue's status (never out of a terminal one); amounts come from fills only. */
-    const applySnapshot = (order: Order, snapshot: VenueOrder) => {
-      if (TERMINAL.has(order.status) && order.status !== "closed") return Effect.void
-      const status: OrderStatus =
-        order.filled >= order.amount ? "closed" : snapshot.status === "closed" ? order.status : snapshot.status
-      if (
-        status === order.status &&
-        snapshot.price === order.price &&
-        snapshot.amount === order.amount &&
-        snapshot.queuePriorityPreserved === order.queuePriorityPreserved
-      ) {
-        return Effect.void
-      }
-      return setOrder(
-        {
-          ...order,
-          status,
-          price: snapshot.price,
-          amount: snapshot.amount,
-          queuePriorityPreserved: snapshot.queuePriorityPreserved,
-          updatedAt: Math.max(order.updatedAt, snapshot.updatedAt)
-        },
-        status === "canceled" ? "order.canceled" : "order.updated"
-      )
-    }
+    const applied: Applied = { byVenueOrderId, lookup, ledger, setOrder }
+    const applyVenueEvents = (venue: string, events: ReadonlyArray<VenueEvent>) => applyEvents(applied, venue, events)
+    const applySnapshot = (order: Order, snapshot: VenueOrder) => takeSnapshot(applied, order, snapshot)
 
     /** Applies what came with a venue's answer; the same events reach the subscription too and are skipped there. */
     const applyAnswer = (venue: string, answer: VenueOrder) => applyVenueEvents(venue, answer.events ?? [])
 
     // Orders left open by the last run are reconciled with their venue: still there, they follow it; gone, they end.
-    for (const order of [...orders.values()]) {
-      if (!openStatuses.has(order.status) || order.heldBy !== "venue") continue
-      const venue = gateway.venue(order.venue)
-      const found =
-        venue === undefined ? undefined : yield* venue.orderByClientId(order.id).pipe(Effect.orElseSucceed(() => null))
-      if (found === null) continue
-      if (found === undefined) {
-        const now = yield* Clock.currentTimeMillis
-        yield* setOrder(
-          {
-            ...order,
-            status: "canceled",
-            updatedAt: Math.max(now, order.updatedAt),
-            info: { ...order.info, detail: "absent on the venue after a restart" }
-          },
-          "order.canceled"
-        )
-      } else {
-        yield* applyAnswer(order.venue, found)
-        yield* applySnapshot(lookup(order.id)!, found)
-      }
-    }
+    yield* reconcile({
+      orders: [...orders.values()],
+      openStatuses,
+      gateway,
+      lookup,
+      setOrder,
+      applyAnswer,
+      applySnapshot
+    })
 
     // One subscription per venue; events are applied under the lock, in the venue's order.
     for (const venue of gateway.venues) {

@@ -1,0 +1,145 @@
+/** Feeding a parent's core its inputs: market views, child updates from the desk, expiries and timers. */
+import { Clock, Effect } from "effect"
+import * as F from "../Domain/Fixed.ts"
+import { TERMINAL } from "../Domain/Order.ts"
+import type { ChildUpdate } from "../Trading/Desk.ts"
+import { type Input, type MarketView, wakes } from "./Core.ts"
+import { completeIfQuiet, drop, persist, save, takeAmounts } from "./Parents.ts"
+import { admit, end, execute, place } from "./Placement.ts"
+import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
+import { dueById, rewatch, viewOf, wakeFor } from "./Wake.ts"
+
+/** Feeds one input to a parent's core and carries out its commands; the state is written before they go out. */
+export const feed = (d: Driver, rt: Runtime, input: Input): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    if (rt.done) return
+    const lazy = input._tag === "Market" || rt.ending !== null ? undefined : d.lazyBands.get(rt.id)
+    if (lazy !== undefined) {
+      // The market as it is now, first, if it left a lazy band since the parent last saw it.
+      const view = yield* viewOf(d, rt.marketId)
+      if (view !== undefined && lazy.some((b) => wakes(b, view))) {
+        yield* feed(d, rt, { _tag: "Market", ts: input.ts, view })
+        if (rt.done) return
+      }
+    }
+    const kind = kindOf(d, rt)
+    const step = kind.core.step(rt.spec, rt.params, rt.state, input)
+    rt.state = step.state
+    admit(rt, step.commands)
+    rewatch(d, rt)
+    yield* persist(d, rt)
+    yield* execute(d, rt, step.commands)
+    yield* completeIfQuiet(d, rt)
+  })
+
+/** A child's order changed at the desk: the parent's sums take it in, and its core hears of fills and ends. */
+export const onChildUpdate = (d: Driver, update: ChildUpdate) =>
+  Effect.gen(function* () {
+    const parentId = update.order.parentId
+    const rt = parentId === null ? undefined : d.parents.get(parentId)
+    if (rt === undefined) return
+    const n = Number(update.order.clientOrderId.slice(rt.id.length + 1))
+    const child = rt.children[String(n)]
+    if (child === undefined) {
+      // A fill after its child finished (a venue may report one late) still counts in the parent's sums.
+      const fill = update.fill
+      if (fill === undefined || rt.done) return
+      const role = String(update.order.info["role"])
+      const before = {
+        filled: F.sub(update.order.filled, fill.amount),
+        cost: F.sub(update.order.cost, F.mul(fill.price, fill.amount)),
+        fee: F.sub(update.order.fee, fill.fee)
+      }
+      takeAmounts(d, rt, role, before, update.order)
+      yield* save(d, rt)
+      return
+    }
+    if (child.orderId === null) child.orderId = update.order.id
+    child.seen = takeAmounts(d, rt, child.spec.role, child.seen, update.order)
+    const ts = update.order.updatedAt
+    if (update.fill !== undefined) {
+      yield* feed(d, rt, {
+        _tag: "ChildFill",
+        ts: update.fill.ts,
+        child: n,
+        fillId: update.fill.id,
+        price: update.fill.price,
+        amount: update.fill.amount
+      })
+    }
+    if (TERMINAL.has(update.order.status) && child.status !== "done") {
+      drop(rt, child)
+      const detail = update.order.info["detail"]
+      if (rt.ending !== null) {
+        yield* persist(d, rt)
+      } else {
+        yield* feed(d, rt, {
+          _tag: "ChildDone",
+          ts,
+          child: n,
+          status: update.order.status as "closed" | "canceled" | "expired" | "rejected",
+          filled: update.order.filled,
+          reason: typeof detail === "string" ? detail : null
+        })
+      }
+    } else if (update.order.status === "open" && child.status === "placing") {
+      child.status = "live"
+      yield* feed(d, rt, { _tag: "ChildAccepted", ts, child: n })
+    }
+    yield* save(d, rt)
+    yield* completeIfQuiet(d, rt)
+  })
+
+/** Feeds a view to the parents it woke, in id order. */
+export const feedView = (d: Driver, woken: ReadonlyArray<string>, view: MarketView) =>
+  Effect.flatMap(Clock.currentTimeMillis, (ts) =>
+    Effect.forEach(
+      woken,
+      (id) => {
+        const rt = d.parents.get(id)
+        return rt === undefined || rt.ending !== null ? Effect.void : feed(d, rt, { _tag: "Market", ts, view })
+      },
+      { discard: true }
+    )
+  )
+
+/** A venue's book changed: the view is read and fed to the parents it wakes. */
+export const onMarket = (d: Driver, marketId: string) =>
+  Effect.gen(function* () {
+    if (!d.sleeping.watches(marketId)) return
+    const view = yield* viewOf(d, marketId)
+    if (view === undefined) return
+    const woken = wakeFor(d, marketId, view)
+    if (woken !== null) yield* feedView(d, woken, view)
+  })
+
+/** Every parent whose expires_at has come ends now, before anything else of this moment. */
+export const expireDue = (d: Driver, now: number) =>
+  Effect.forEach(
+    dueById(d, now, (rt) => rt.expiresAt !== null && rt.expiresAt <= now && rt.ending === null),
+    (rt) => end(d, rt, "expired", "expires_at was reached"),
+    { discard: true }
+  )
+
+/** Timers due by `now`, each parent's in time order; they come last among the inputs of one moment. */
+export const timersDue = (d: Driver, now: number) =>
+  Effect.forEach(
+    dueById(d, now, (rt) => rt.timers.some((t) => t.at <= now)),
+    (rt) =>
+      Effect.gen(function* () {
+        const due = rt.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)
+        if (due.length === 0) return
+        rt.timers = rt.timers.filter((t) => t.at > now)
+        for (const t of due) {
+          if (rt.done) break
+          if (t.timer.startsWith("retry:")) {
+            const child = rt.children[t.timer.slice(6)]
+            if (child !== undefined && child.status === "placing") yield* place(d, rt, child)
+          } else {
+            yield* feed(d, rt, { _tag: "Timer", ts: t.at, timer: t.timer })
+          }
+        }
+        yield* persist(d, rt)
+      }),
+    { discard: true }
+  )

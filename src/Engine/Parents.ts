@@ -1,0 +1,164 @@
+/** A parent's record and state: its running sums, its status, and the writes that keep the store in step. */
+import { Clock, Effect } from "effect"
+import * as F from "../Domain/Fixed.ts"
+import { accountRef, type Order } from "../Domain/Order.ts"
+import { type ChildRecord, type Driver, kindOf, type Runtime } from "./Runtime.ts"
+
+const stateOf = (rt: Runtime, now: number) => ({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
+
+/** Writes the parent's state, with the driver's entries about it in the same write. */
+export const persist = (
+  d: Driver,
+  rt: Runtime,
+  entries: ReadonlyArray<{ kind: string; payload: Record<string, unknown> }> = []
+) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    d.journal.commit({
+      parents: [stateOf(rt, now)],
+      entries: entries.map((e) => ({
+        ts: now,
+        kind: e.kind,
+        key: rt.id,
+        payload: { parent_id: rt.id, ...e.payload }
+      }))
+    })
+  )
+
+/**
+ * The parent's record as the API shows it, from its running sums. `info.children` is not kept here: it grows with
+ * the parent's history, so the desk reads it from the store's parent index when a client reads the parent.
+ */
+const record = (d: Driver, rt: Runtime, status: Order["status"], now: number): Order => {
+  return {
+    id: rt.id,
+    clientOrderId: rt.clientOrderId,
+    venue: rt.venue,
+    account: accountRef(rt.account),
+    marketId: rt.marketId,
+    side: rt.spec.side,
+    type: rt.type,
+    timeInForce: rt.spec.timeInForce,
+    status,
+    heldBy: "engine",
+    price: rt.spec.price,
+    stopPrice: rt.spec.stopPrice,
+    amount: rt.spec.amount,
+    filled: rt.filled,
+    cost: rt.cost,
+    fee: rt.fee,
+    lastFillPrice: rt.lastFill?.price ?? null,
+    lastFillAmount: rt.lastFill?.amount ?? null,
+    postOnly: rt.spec.postOnly,
+    reduceOnly: rt.spec.reduceOnly,
+    expiresAt: rt.expiresAt,
+    createdAt: rt.spec.createdAt,
+    updatedAt: now,
+    parentId: null,
+    queuePriorityPreserved: null,
+    book: rt.book,
+    trader: rt.trader,
+    tags: rt.tags,
+    notes: rt.notes,
+    info: {
+      kind: rt.type,
+      state: status,
+      detail: rt.detail,
+      params: rt.wireParams,
+      ...kindOf(d, rt).core.info(rt.state)
+    },
+    venueOrderId: null
+  }
+}
+
+const statusOf = (rt: Runtime, filledAll: boolean): Order["status"] => {
+  // A bracket's filled is its entry: holding the whole entry with exits still to go is not a finished bracket.
+  if (rt.done) {
+    return rt.ending === "closed" || (filledAll && rt.type !== "bracket") ? "closed" : (rt.ending ?? "canceled")
+  }
+  if (rt.ending !== null) return "pending_cancel"
+  return rt.triggered ? "triggered" : "waiting"
+}
+
+/**
+ * Writes the parent's record, its state, the record's event and the driver's `after` entries (made from the
+ * record) in one write.
+ */
+export const save = (
+  d: Driver,
+  rt: Runtime,
+  kind = "order.updated",
+  digest?: string,
+  after?: (order: Order) => { kind: string; payload: Record<string, unknown> }
+) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    // The sums take in what the desk already holds of each live child, even before its update reaches us.
+    for (const child of Object.values(rt.children)) {
+      if (child.orderId === null) continue
+      const order = yield* d.desk.get(child.orderId)
+      if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
+    }
+    const draft = record(d, rt, "waiting", now)
+    const status = statusOf(rt, draft.filled >= rt.spec.amount)
+    const order: Order = { ...draft, status, info: { ...draft.info, state: status } }
+    const extra = after?.(order)
+    yield* d.desk.putParent(order, kind, {
+      digest,
+      state: stateOf(rt, now),
+      after:
+        extra === undefined
+          ? []
+          : [{ ts: now, kind: extra.kind, key: rt.id, payload: { parent_id: rt.id, ...extra.payload } }]
+    })
+    return order
+  })
+
+export const emit = (d: Driver, rt: Runtime, kind: string, payload: Readonly<Record<string, unknown>>) =>
+  Effect.flatMap(Clock.currentTimeMillis, (ts) =>
+    d.journal.append([{ ts, kind, key: rt.id, payload: { parent_id: rt.id, ...payload } }])
+  )
+
+export const liveChildren = (rt: Runtime) => Object.values(rt.children).filter((c) => c.status !== "done")
+
+/** A finished child leaves the parent's state. */
+export const drop = (rt: Runtime, child: ChildRecord) => {
+  child.status = "done"
+  if (rt.children[String(child.spec.child)] === child) delete rt.children[String(child.spec.child)]
+}
+
+/** Adds what a child's order gained since the parent last saw it to the parent's sums (a replay adds nothing). */
+export const takeAmounts = (d: Driver, rt: Runtime, role: string, seen: ChildRecord["seen"], order: Order) => {
+  const before = seen ?? { filled: F.ZERO, cost: F.ZERO, fee: F.ZERO }
+  const filled = F.sub(order.filled, before.filled)
+  rt.fee = F.add(rt.fee, F.sub(order.fee, before.fee))
+  const counts = kindOf(d, rt).counts
+  if (counts === undefined || counts(role, rt.params)) {
+    rt.filled = F.add(rt.filled, filled)
+    rt.cost = F.add(rt.cost, F.sub(order.cost, before.cost))
+    if (filled > 0 && order.lastFillPrice !== null && order.lastFillAmount !== null) {
+      rt.lastFill = { price: order.lastFillPrice, amount: order.lastFillAmount }
+    }
+  }
+  return { filled: order.filled, cost: order.cost, fee: order.fee }
+}
+
+/** The parent ends once no child is live: its final status, the event, and it leaves the index. */
+export const completeIfQuiet = (d: Driver, rt: Runtime) =>
+  Effect.gen(function* () {
+    if (rt.done || rt.ending === null || liveChildren(rt).length > 0) return
+    rt.done = true
+    d.sleeping.delete(rt.id)
+    yield* save(
+      d,
+      rt,
+      rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated",
+      undefined,
+      (order) => ({
+        kind: "managed.done",
+        payload: { status: order.status, detail: rt.detail, filled: F.format(order.filled) }
+      })
+    )
+    // A finished parent leaves memory; the store answers for it from now on.
+    d.parents.delete(rt.id)
+    d.lazyBands.delete(rt.id)
+  })

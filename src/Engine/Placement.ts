@@ -1,0 +1,157 @@
+/** Carrying out what a core decides: child placement with retries, cancels, timers, and the end of a parent. */
+import { Clock, Effect, Queue } from "effect"
+import * as F from "../Domain/Fixed.ts"
+import { TERMINAL } from "../Domain/Order.ts"
+import type { Command } from "./Core.ts"
+import { completeIfQuiet, drop, emit, liveChildren, persist, save } from "./Parents.ts"
+import type { ChildRecord, Driver, Runtime } from "./Runtime.ts"
+import { dueAdded } from "./Wake.ts"
+
+const MAX_RETRIES = 5
+const RETRY_BASE_MS = 200
+
+const cancelChild = (d: Driver, child: ChildRecord) =>
+  child.orderId === null || child.status === "done"
+    ? Effect.void
+    : d.desk
+        .cancel(child.orderId)
+        .pipe(Effect.catchAll((e) => Effect.logWarning(`cancel of child ${child.orderId} failed: ${e.message}`)))
+
+/** Stops the parent: no child is placed from now on, live children are pulled. */
+export const end = (d: Driver, rt: Runtime, status: NonNullable<Runtime["ending"]>, detail: string) =>
+  Effect.gen(function* () {
+    if (rt.ending !== null || rt.done) return
+    rt.ending = status
+    rt.detail = detail
+    rt.timers = []
+    d.sleeping.delete(rt.id)
+    yield* save(d, rt)
+    for (const child of liveChildren(rt)) yield* cancelChild(d, child)
+    yield* completeIfQuiet(d, rt)
+  })
+
+/** Places a child through the desk; a retryable refusal tries again later, any other ends the parent. */
+export const place = (d: Driver, rt: Runtime, child: ChildRecord): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    if (rt.ending !== null || rt.done) {
+      drop(rt, child)
+      return
+    }
+    const spec = child.spec
+    const result = yield* Effect.either(
+      d.desk.place(
+        {
+          account: rt.account,
+          marketId: rt.marketId,
+          side: spec.side,
+          type: "limit",
+          amount: F.format(spec.amount),
+          price: F.format(spec.price),
+          // The parent's expires_at pulls its children, so a gtd parent's resting children are gtc.
+          timeInForce: spec.timeInForce === "gtd" ? "gtc" : spec.timeInForce,
+          postOnly: spec.postOnly,
+          reduceOnly: spec.reduceOnly,
+          clientOrderId: `${rt.id}-${spec.child}`,
+          parentId: rt.id,
+          book: rt.book,
+          trader: rt.trader,
+          info: { role: spec.role, child: spec.child }
+        },
+        `engine (${rt.id})`
+      )
+    )
+    if (result._tag === "Right") {
+      const order = result.right.order
+      child.orderId = order.id
+      child.status = TERMINAL.has(order.status) ? child.status : "live"
+      yield* persist(d, rt, [
+        {
+          kind: "managed.child",
+          payload: {
+            child: spec.child,
+            order_id: order.id,
+            role: spec.role,
+            side: spec.side,
+            price: F.format(spec.price),
+            amount: F.format(spec.amount)
+          }
+        }
+      ])
+      return
+    }
+    const error = result.left
+    if (error.details.retryable === true && child.retries < MAX_RETRIES) {
+      const now = yield* Clock.currentTimeMillis
+      child.retries += 1
+      const at = now + RETRY_BASE_MS * 2 ** (child.retries - 1)
+      rt.timers.push({ timer: `retry:${spec.child}`, at })
+      dueAdded(d, at, rt)
+      yield* persist(d, rt)
+      yield* Queue.offer(d.wake, undefined)
+      return
+    }
+    drop(rt, child)
+    yield* end(d, rt, "rejected", `child ${spec.child} was refused: ${error.message}`)
+  })
+
+/**
+ * Files the children a step asks for as `placing` before the state is written, so that one write holds them: a
+ * restart places again any that had not reached the venue (their client ids make that safe), and no child a core
+ * counts on is missing from its parent. Nothing after a `Finish` is filed.
+ */
+export const admit = (rt: Runtime, commands: ReadonlyArray<Command>) => {
+  if (rt.ending !== null || rt.done) return
+  for (const command of commands) {
+    if (command._tag === "Finish") return
+    if (command._tag !== "Place") continue
+    const key = String(command.spec.child)
+    if (rt.children[key] === undefined) {
+      rt.children[key] = { spec: command.spec, orderId: null, status: "placing", retries: 0 }
+    }
+  }
+}
+
+/** Carries out a step's commands in order. */
+export const execute = (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    for (const command of commands) {
+      switch (command._tag) {
+        case "Trigger":
+          if (!rt.triggered && rt.ending === null) {
+            rt.triggered = true
+            yield* save(d, rt)
+          }
+          break
+        case "Place": {
+          // `admit` filed the child with the state written before the commands went out.
+          const child = rt.children[String(command.spec.child)]
+          if (child === undefined || child.spec !== command.spec) break
+          if (rt.ending !== null || rt.done) {
+            drop(rt, child)
+            break
+          }
+          yield* place(d, rt, child)
+          break
+        }
+        case "Cancel": {
+          const child = rt.children[String(command.child)]
+          if (child !== undefined) yield* cancelChild(d, child)
+          break
+        }
+        case "SetTimer":
+          if (rt.ending === null) {
+            rt.timers = rt.timers.filter((t) => t.timer !== command.timer)
+            rt.timers.push({ timer: command.timer, at: command.at })
+            dueAdded(d, command.at, rt)
+            yield* Queue.offer(d.wake, undefined)
+          }
+          break
+        case "Emit":
+          yield* emit(d, rt, command.kind, command.payload)
+          break
+        case "Finish":
+          yield* end(d, rt, command.status, command.detail)
+          break
+      }
+    }
+  })

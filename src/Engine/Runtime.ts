@@ -1,0 +1,87 @@
+/** A parent's runtime record, and the context the driver's parts share (the maps, the lock, the handles). */
+import type { Context, Effect, Queue } from "effect"
+import type * as F from "../Domain/Fixed.ts"
+import type { ComplexType } from "../Domain/Order.ts"
+import type { OrderStore } from "../Services/OrderStore.ts"
+import type { VenueGateway } from "../Services/VenueGateway.ts"
+import type { Desk } from "../Trading/Desk.ts"
+import type { Journal } from "../Trading/Journal.ts"
+import type { Band, ChildSpec, ParentSpec } from "./Core.ts"
+import type { Registry } from "./Validation.ts"
+import type { DueHeap, WakeIndex } from "./WakeIndex.ts"
+
+export interface ChildRecord {
+  readonly spec: ChildSpec
+  orderId: string | null
+  status: "placing" | "live" | "done"
+  retries: number
+  /** What of the child's filled, cost and fee the parent's sums hold already. */
+  seen?: { filled: F.Fixed; cost: F.Fixed; fee: F.Fixed }
+}
+
+/**
+ * Everything about a parent the engine keeps; plain JSON, written whole on every change. Its size does not grow
+ * with the parent's history: `children` holds only the live ones, and the amounts are kept as running sums.
+ */
+export interface Runtime {
+  readonly id: string
+  readonly type: ComplexType
+  readonly account: string
+  readonly venue: string
+  readonly marketId: string
+  readonly spec: ParentSpec
+  readonly params: unknown
+  readonly wireParams: Readonly<Record<string, unknown>>
+  state: unknown
+  /** Children not yet finished; a finished child leaves (its order stays in the store under the parent's id). */
+  children: Record<string, ChildRecord>
+  /** Sums over the children whose fills count (all of them for `fee`), and the last fill that counted. */
+  filled: F.Fixed
+  cost: F.Fixed
+  fee: F.Fixed
+  lastFill: { readonly price: F.Fixed; readonly amount: F.Fixed } | null
+  timers: Array<{ readonly timer: string; readonly at: number }>
+  triggered: boolean
+  ending: null | "closed" | "canceled" | "expired" | "rejected"
+  detail: string
+  done: boolean
+  readonly expiresAt: number | null
+  readonly clientOrderId: string
+  readonly book: string
+  readonly trader: string
+  readonly tags: Readonly<Record<string, unknown>>
+  readonly notes: string
+}
+
+/** What the driver's parts share: built once with the engine's layer, passed to each part explicitly. */
+export interface Driver {
+  readonly registry: Registry
+  readonly seed: number
+  readonly desk: Context.Tag.Service<typeof Desk>
+  readonly store: Context.Tag.Service<typeof OrderStore>
+  readonly journal: Context.Tag.Service<typeof Journal>
+  readonly gateway: Context.Tag.Service<typeof VenueGateway>
+  /** The driver's one lock: every input and request runs under it. */
+  readonly serialized: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Wakes the live timer fiber when an earlier expiry or timer was added. */
+  readonly wake: Queue.Queue<void>
+  /** The live parents by id. */
+  readonly parents: Map<string, Runtime>
+  /**
+   * Where each live parent sleeps: market data reaches only the parents whose watched bands a view leaves
+   * (`WakeIndex`), so an update costs O(log n + woken), not O(parents of the market).
+   */
+  readonly sleeping: WakeIndex
+  readonly stats: { views: number; woken: number }
+  readonly wokenByType: Partial<Record<ComplexType, number>>
+  /**
+   * Every expiry and timer of a live parent, earliest first, so the next one is known without a scan: a min-heap
+   * whose entries are checked against the parent when they reach the top (a timer that was reset, fired or dropped
+   * with its parent is skipped then).
+   */
+  readonly due: DueHeap
+  /** Lazy bands per parent: views there reach it only just before its next other input. */
+  readonly lazyBands: Map<string, ReadonlyArray<Band>>
+}
+
+export const kindOf = (d: Driver, rt: Runtime) => d.registry[rt.type]

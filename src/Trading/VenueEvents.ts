@@ -1,0 +1,97 @@
+/** Applying what a venue reports to the desk's orders: fills into the ledger and the order, then status changes. */
+import { Effect } from "effect"
+import * as F from "../Domain/Fixed.ts"
+import { accountId, type Order, type OrderStatus, TERMINAL } from "../Domain/Order.ts"
+import type { JournalEntry } from "../Services/OrderStore.ts"
+import type { VenueEvent, VenueOrder } from "../Services/VenueGateway.ts"
+import { renderFill } from "./Desk.ts"
+import type { Fill, Ledger } from "./Ledger.ts"
+
+/** What of the desk applying venue events needs: its indexes, its ledger and its one way to store an order. */
+export interface Applied {
+  readonly byVenueOrderId: ReadonlyMap<string, string>
+  readonly lookup: (id: string) => Order | undefined
+  readonly ledger: Ledger
+  readonly setOrder: (
+    order: Order,
+    kind: string,
+    fill?: Fill,
+    before?: ReadonlyArray<JournalEntry>
+  ) => Effect.Effect<void>
+}
+
+/** Applies what a venue reported: fills into the ledger and the order, then status changes. */
+export const applyEvents = (a: Applied, venue: string, events: ReadonlyArray<VenueEvent>) =>
+  Effect.gen(function* () {
+    for (const event of events) {
+      if (event._tag === "Book") continue
+      const venueOrderId = event._tag === "Fill" ? event.fill.venueOrderId : event.order.venueOrderId
+      const id = a.byVenueOrderId.get(`${venue}:${venueOrderId}`)
+      const order = id === undefined ? undefined : a.lookup(id)
+      if (order === undefined) continue
+      if (event._tag === "Fill") {
+        const f = event.fill
+        const fill: Fill = {
+          id: `${venue}:${f.tradeId}:${f.venueOrderId}`,
+          orderId: order.id,
+          clientOrderId: order.clientOrderId,
+          parentId: order.parentId,
+          account: accountId(order.account),
+          marketId: order.marketId,
+          side: f.side,
+          price: f.price,
+          amount: f.amount,
+          fee: f.fee,
+          liquidity: f.liquidity,
+          tradeId: f.tradeId,
+          book: order.book,
+          ts: f.ts
+        }
+        if (!a.ledger.record(fill)) continue
+        const filled = F.add(order.filled, f.amount)
+        yield* a.setOrder(
+          {
+            ...order,
+            filled,
+            cost: F.add(order.cost, F.mul(f.price, f.amount)),
+            fee: F.add(order.fee, f.fee),
+            lastFillPrice: f.price,
+            lastFillAmount: f.amount,
+            status: filled >= order.amount ? "closed" : order.status,
+            updatedAt: Math.max(order.updatedAt, f.ts)
+          },
+          "order.updated",
+          fill,
+          [{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }]
+        )
+      } else {
+        yield* takeSnapshot(a, order, event.order)
+      }
+    }
+  })
+
+/** Takes the venue's status (never out of a terminal one); amounts come from fills only. */
+export const takeSnapshot = (a: Applied, order: Order, snapshot: VenueOrder) => {
+  if (TERMINAL.has(order.status) && order.status !== "closed") return Effect.void
+  const status: OrderStatus =
+    order.filled >= order.amount ? "closed" : snapshot.status === "closed" ? order.status : snapshot.status
+  if (
+    status === order.status &&
+    snapshot.price === order.price &&
+    snapshot.amount === order.amount &&
+    snapshot.queuePriorityPreserved === order.queuePriorityPreserved
+  ) {
+    return Effect.void
+  }
+  return a.setOrder(
+    {
+      ...order,
+      status,
+      price: snapshot.price,
+      amount: snapshot.amount,
+      queuePriorityPreserved: snapshot.queuePriorityPreserved,
+      updatedAt: Math.max(order.updatedAt, snapshot.updatedAt)
+    },
+    status === "canceled" ? "order.canceled" : "order.updated"
+  )
+}
