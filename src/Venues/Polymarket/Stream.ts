@@ -52,13 +52,15 @@ export const MarketMessage = Schema.Union(BookMessage, PriceChangeMessage, TickS
 export type MarketMessage = typeof MarketMessage.Type
 
 /**
- * The messages of one text frame of the market channel: a frame is one message or an array of them; "PONG" and
- * kinds we do not use give nothing; a message we cannot read is returned in `bad` with the reason.
+ * The messages of one text frame of a channel: a frame is one message or an array of them; "PONG" and kinds not in
+ * `kinds` give nothing; a message of those kinds that `schema` cannot read is returned in `bad` with the reason.
  */
-export const parseMarketFrame = (
-  text: string
-): { readonly messages: Array<MarketMessage>; readonly bad: Array<string> } => {
-  const messages: Array<MarketMessage> = []
+const parseFrame = <A>(
+  text: string,
+  kinds: ReadonlySet<string>,
+  schema: Schema.Schema<A, any>
+): { readonly messages: Array<A>; readonly bad: Array<string> } => {
+  const messages: Array<A> = []
   const bad: Array<string> = []
   const trimmed = text.trim()
   if (trimmed === "" || trimmed === "PONG" || trimmed === "PING") return { messages, bad }
@@ -70,15 +72,18 @@ export const parseMarketFrame = (
   }
   for (const m of Array.isArray(json) ? json : [json]) {
     const kind = typeof m === "object" && m !== null ? (m as Record<string, unknown>)["event_type"] : undefined
-    if (kind !== "book" && kind !== "price_change" && kind !== "tick_size_change" && kind !== "last_trade_price") {
-      continue
-    }
-    const r = decode(MarketMessage)(m)
+    if (typeof kind !== "string" || !kinds.has(kind)) continue
+    const r = decode(schema)(m)
     if (Either.isRight(r)) messages.push(r.right)
     else bad.push(`${kind}: ${r.left}`)
   }
   return { messages, bad }
 }
+
+const MARKET_KINDS: ReadonlySet<string> = new Set(["book", "price_change", "tick_size_change", "last_trade_price"])
+
+/** The messages of one text frame of the market channel (see {@link parseFrame}). */
+export const parseMarketFrame = (text: string) => parseFrame(text, MARKET_KINDS, MarketMessage)
 
 /** One token's book as the channel leaves it: levels by price, with the venue's time of the last change. */
 export class TokenBook {
@@ -252,29 +257,10 @@ export type UserTradeMessage = typeof UserTradeMessage.Type
 export const UserMessage = Schema.Union(UserOrderMessage, UserTradeMessage)
 export type UserMessage = typeof UserMessage.Type
 
+const USER_KINDS: ReadonlySet<string> = new Set(["order", "trade"])
+
 /** The messages of one user-channel frame (one message or an array), as for the market channel. */
-export const parseUserFrame = (
-  text: string
-): { readonly messages: Array<UserMessage>; readonly bad: Array<string> } => {
-  const messages: Array<UserMessage> = []
-  const bad: Array<string> = []
-  const trimmed = text.trim()
-  if (trimmed === "" || trimmed === "PONG" || trimmed === "PING") return { messages, bad }
-  let json: unknown
-  try {
-    json = JSON.parse(trimmed)
-  } catch {
-    return { messages, bad: [`not JSON: ${trimmed.slice(0, 80)}`] }
-  }
-  for (const m of Array.isArray(json) ? json : [json]) {
-    const kind = typeof m === "object" && m !== null ? (m as Record<string, unknown>)["event_type"] : undefined
-    if (kind !== "order" && kind !== "trade") continue
-    const r = decode(UserMessage)(m)
-    if (Either.isRight(r)) messages.push(r.right)
-    else bad.push(`${kind}: ${r.left}`)
-  }
-  return { messages, bad }
-}
+export const parseUserFrame = (text: string) => parseFrame(text, USER_KINDS, UserMessage)
 
 // ---------------------------------------------------------------------------------------------- the socket
 
