@@ -198,6 +198,21 @@ const ORDER_V2_FIELDS = [
 export const ORDER_V2_TYPE =
   "Order(uint256 salt,address maker,address signer,uint256 tokenId,uint256 makerAmount,uint256 takerAmount,uint8 side,uint8 signatureType,uint256 timestamp,bytes32 metadata,bytes32 builder)"
 
+/** The V2/V3 order as EIP-712 signs it. */
+const v2Message = (o: Order) => ({
+  salt: o.salt,
+  maker: o.maker,
+  signer: o.signer,
+  tokenId: BigInt(o.tokenId),
+  makerAmount: o.makerAmount,
+  takerAmount: o.takerAmount,
+  side: sideNum(o),
+  signatureType: o.signatureType,
+  timestamp: o.timestamp,
+  metadata: o.metadata,
+  builder: o.builder
+})
+
 /** An order as signed. Amounts are integer millionths (USDC and shares both have six decimals). */
 export interface Order {
   readonly salt: bigint
@@ -247,37 +262,11 @@ const orderTypedData = (x: Exchange, o: Order) =>
         domain: exchangeDomain(x),
         types: { Order: ORDER_V2_FIELDS },
         primaryType: "Order" as const,
-        message: {
-          salt: o.salt,
-          maker: o.maker,
-          signer: o.signer,
-          tokenId: BigInt(o.tokenId),
-          makerAmount: o.makerAmount,
-          takerAmount: o.takerAmount,
-          side: sideNum(o),
-          signatureType: o.signatureType,
-          timestamp: o.timestamp,
-          metadata: o.metadata,
-          builder: o.builder
-        }
+        message: v2Message(o)
       }
 
 /** The order's EIP-712 hash on this exchange (the id the CLOB gives it). */
 export const orderHash = (x: Exchange, o: Order): Hex => hashTypedData(orderTypedData(x, o) as never)
-
-const v2Message = (o: Order) => ({
-  salt: o.salt,
-  maker: o.maker,
-  signer: o.signer,
-  tokenId: BigInt(o.tokenId),
-  makerAmount: o.makerAmount,
-  takerAmount: o.takerAmount,
-  side: sideNum(o),
-  signatureType: o.signatureType,
-  timestamp: o.timestamp,
-  metadata: o.metadata,
-  builder: o.builder
-})
 
 /** ERC-7739 `TypedDataSign` of a deposit wallet: the order nested in the wallet's own domain fields. */
 const typedDataSign = (x: Exchange, o: Order) => ({
