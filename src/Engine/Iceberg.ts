@@ -31,9 +31,9 @@ import {
 export const Params = strict(
   Schema.Struct({
     display: Decimal,
-    reload_delay_s: Schema.optional(Seconds(MAX_DELAY_S, false)),
-    jitter_s: Schema.optional(Seconds(MAX_DELAY_S, false)),
-    follow: Schema.optional(Schema.Boolean)
+    reload_delay_s: Schema.optional(Seconds(MAX_DELAY_S, false).annotations({ default: 0 })),
+    jitter_s: Schema.optional(Seconds(MAX_DELAY_S, false).annotations({ default: 0 })),
+    follow: Schema.optional(Schema.Boolean.annotations({ default: false }))
   }),
   "IcebergParams"
 )

@@ -35,9 +35,9 @@ export const MAX_LEVEL_CAP = 1_000_000
 /** Wire params of a peg. */
 export const Params = strict(
   Schema.Struct({
-    reference: Schema.optional(Schema.Literal("near", "far", "mid")),
-    offset: Schema.optional(Decimal),
-    min_stay_s: Schema.optional(Seconds(MAX_DELAY_S, false)),
+    reference: Schema.optional(Schema.Literal("near", "far", "mid").annotations({ default: "near" })),
+    offset: Schema.optional(Decimal.annotations({ default: "0" })),
+    min_stay_s: Schema.optional(Seconds(MAX_DELAY_S, false).annotations({ default: 0 })),
     level_cap: Schema.optional(Schema.Int.pipe(Schema.between(0, MAX_LEVEL_CAP))),
     min_price: Schema.optional(Decimal),
     max_price: Schema.optional(Decimal)

@@ -25,9 +25,9 @@ export type TriggerSource = "touch" | "mid" | "last"
 /** Wire params of stop_market and stop_limit; unknown keys are refused. */
 export const Params = strict(
   Schema.Struct({
-    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
+    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last").annotations({ default: "touch" })),
     protection: Schema.optional(Decimal),
-    max_slippage: Schema.optional(Decimal)
+    max_slippage: Schema.optional(Decimal.annotations({ default: "0.05" }))
   }),
   "StopParams"
 )

@@ -25,7 +25,7 @@ export const Params = strict(
   Schema.Struct({
     trail: Schema.optional(Decimal),
     trail_percent: Schema.optional(Decimal),
-    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last")),
+    trigger_source: Schema.optional(Schema.Literal("touch", "mid", "last").annotations({ default: "touch" })),
     protection: Schema.optional(Decimal),
     max_slippage: Schema.optional(Decimal)
   }),

@@ -32,9 +32,9 @@ export const Params = strict(
     slices: Schema.Int.pipe(Schema.between(1, MAX_SLICES)).annotations({
       description: `Number of child orders, 1 to ${MAX_SLICES} and at most the amount's lots`
     }),
-    style: Schema.optional(Schema.Literal("limit", "taker")),
+    style: Schema.optional(Schema.Literal("limit", "taker").annotations({ default: "limit" })),
     limit: Schema.optional(Decimal),
-    finish: Schema.optional(Schema.Literal("complete", "stop"))
+    finish: Schema.optional(Schema.Literal("complete", "stop").annotations({ default: "complete" }))
   }),
   "TwapParams"
 )

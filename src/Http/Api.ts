@@ -1,5 +1,7 @@
 /** The whole HTTP API as one spec: every group, the common errors, and the OpenAPI document built from it. */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { JSONSchema } from "effect"
+import { REGISTRY } from "../Engine/Registry.ts"
 import { ApiErrorWire } from "../Domain/Errors.ts"
 import { MAX_BODY_BYTES, MAX_DEPTH } from "./BodyGuard.ts"
 import { DEFAULT_STREAM_DEPTH, MAX_STREAM_DEPTH, MAX_STREAM_MARKETS } from "./Markets.ts"
@@ -152,7 +154,31 @@ const withContractErrors = (document: Record<string, any>): Record<string, any> 
   delete schemas["HttpApiDecodeError"]
   delete schemas["Issue"]
   delete schemas["PropertyKey"]
+  withOrderParams(schemas)
   return document
+}
+
+/**
+ * Each complex type's `params` schema (bounds, defaults, the keys it takes) as a component, and a map from the type to
+ * it on `PlaceOrder.params` (`x-params-by-type`), so a client can build the fields of any type from the document.
+ */
+const withOrderParams = (schemas: Record<string, any>) => {
+  const byType: Record<string, { $ref: string }> = {}
+  for (const [type, entry] of Object.entries(REGISTRY)) {
+    const definitions: Record<string, any> = {}
+    const top = JSONSchema.fromAST(entry.params.ast, {
+      definitions,
+      definitionPath: "#/components/schemas/",
+      target: "openApi3.1"
+    }) as { $ref?: string }
+    for (const [name, schema] of Object.entries(definitions)) schemas[name] ??= schema
+    if (top.$ref !== undefined) byType[type] = { $ref: top.$ref }
+  }
+  const params = schemas["PlaceOrder"]?.properties?.params
+  if (params !== undefined) {
+    params.description = "The complex type's parameters: the schema named for the type in `x-params-by-type`"
+    params["x-params-by-type"] = byType
+  }
 }
 
 export class Api extends HttpApi.make(NAME)
