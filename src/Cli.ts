@@ -115,6 +115,10 @@ export const serverServices = <E1, E2, E3 = never>(
 /** Auth on a control database file; its SQL client stays private to it. */
 export const authLayer = (controlFile: string) => Auth.layerSql.pipe(Layer.provide(controlDatabase(controlFile)))
 
+/** The dashboard's address as a browser opens it (an IPv6 address in brackets). */
+export const dashboardUrl = (host: string, port: number): string =>
+  `http://${host.includes(":") ? `[${host}]` : host}:${port}/ui/`
+
 /**
  * Makes sure the owner can reach a new server. On a new control database the owner and its token are created. On
  * loopback the token goes to the registry (a fresh owner token when the registry holds no valid one for this
@@ -134,6 +138,7 @@ export const bootstrapAccess = (options: {
     const auth = yield* Auth
     const created = yield* auth.bootstrapOwner
     const now = yield* Clock.currentTimeMillis
+    const dashboard = `Dashboard: ${dashboardUrl(options.host, options.port)} (sign in with the owner's access token)`
     if (!isLoopback(options.host)) {
       yield* say(
         `WARNING: listening on ${options.host}, not loopback: market data is served without authentication. ` +
@@ -144,6 +149,7 @@ export const bootstrapAccess = (options: {
       } else {
         yield* say("Owner already exists; create another token with `crossbook token create --control FILE`.")
       }
+      yield* say(dashboard)
       return
     }
     const key = registryKey(options.host, options.port)
@@ -163,6 +169,7 @@ export const bootstrapAccess = (options: {
       started_at: now
     })
     yield* say(`Owner access token is in ${registryFile(options.home)} under "${key}"; clients read it there.`)
+    yield* say(dashboard)
   })
 
 /** A failure of a command that the user can act on: printed as one sentence on stderr, exit status 1. */

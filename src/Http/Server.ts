@@ -11,6 +11,7 @@ import { bodyGuard, MAX_HEADER_BYTES } from "./BodyGuard.ts"
 import { ErrorMiddleware } from "./Errors.ts"
 import { EventsRoute } from "./Events.ts"
 import { MarketsRoute } from "./Markets.ts"
+import { UiRoute } from "./Ui.ts"
 import { DeskLive } from "./Desk/Http.ts"
 import { MetaLive } from "./Meta/Http.ts"
 import { redact } from "./Redact.ts"
@@ -30,6 +31,7 @@ export const HttpAppLive = Layer.mergeAll(
   HttpApiScalar.layer({ path: "/docs" }),
   EventsRoute,
   MarketsRoute,
+  UiRoute,
   ErrorMiddleware
 ).pipe(Layer.provideMerge(ApiLive))
 
