@@ -21,7 +21,7 @@ const clockAndRandomness = {
 }
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "coverage/", "out/"] },
+  { ignores: ["node_modules/", "dist/", "ui/dist/", "coverage/", "out/", "test-results/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
