@@ -3,7 +3,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse, HttpServer } fr
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { connect } from "node:net"
-import { authLayer, serverServices } from "../../src/Cli.ts"
+import { authLayer, serverServices, venuesLayer } from "../../src/Cli.ts"
 import { HttpServeLive, makeNodeServer } from "../../src/Http/Server.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { Auth } from "../../src/Services/Auth.ts"
@@ -38,6 +38,8 @@ export interface TestOptions {
   readonly startingCash?: string
   /** The owner's token on a control database used before. */
   readonly owner?: string
+  /** How often the sim venue's markets move (default 1000 ms). */
+  readonly simStepMs?: number
 }
 
 export const testServices = (files: TestOptions = {}) =>
@@ -45,6 +47,9 @@ export const testServices = (files: TestOptions = {}) =>
     seed: TEST_SEED,
     ...(files.faults === undefined ? {} : { faults: files.faults }),
     ...(files.startingCash === undefined ? {} : { startingCash: files.startingCash }),
+    ...(files.simStepMs === undefined
+      ? {}
+      : { venues: venuesLayer({ seed: TEST_SEED, stepMs: files.simStepMs, faults: files.faults ?? [] }) }),
     store:
       files.engine === undefined
         ? OrderStore.layerMemory

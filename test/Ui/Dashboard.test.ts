@@ -1,0 +1,225 @@
+/**
+ * The dashboard in a real browser (Debian's chromium driven by playwright-core) against a real server on the sim
+ * venue: sign in, pick a market, place orders and watch them in the ladder and the orders tree, a trailing level
+ * that moves, a parent canceled with its children, a halt that refuses the next order, a read-only token, a bad
+ * token. Each step leaves a screenshot under test-results/ui/.
+ */
+import { Layer, ManagedRuntime } from "effect"
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { UiDirectory } from "../../src/Http/Ui.ts"
+import { OwnerToken, serverPort, testServer } from "../Http/TestServer.ts"
+// @ts-expect-error: a plain ES module without types
+import { buildUi } from "../../scripts/build-ui.mjs"
+
+const CHROMIUM = process.env["CROSSBOOK_CHROMIUM"] ?? "/usr/bin/chromium"
+const skip = process.env["CROSSBOOK_SKIP_BROWSER"] === "1"
+const SHOTS = join(import.meta.dirname, "..", "..", "test-results", "ui")
+
+const runtimeFor = (dir: string) =>
+  ManagedRuntime.make(testServer({ simStepMs: 200 }).pipe(Layer.provide(Layer.succeed(UiDirectory, dir))))
+
+describe.skipIf(skip)("the dashboard in a browser", () => {
+  let runtime: ReturnType<typeof runtimeFor>
+  let context: BrowserContext
+  let page: Page
+  let base = ""
+  let owner = ""
+  let profile = ""
+  let built = ""
+  let step = 0
+
+  const shot = async (name: string) => {
+    step += 1
+    await page.screenshot({ path: join(SHOTS, `${String(step).padStart(2, "0")}-${name}.png`), fullPage: true })
+  }
+
+  const api = async (method: string, path: string, body?: unknown, token = owner) => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    return { status: response.status, body: (await response.json()) as any }
+  }
+
+  /** Fills the ticket: the type first (it decides the params fields), then each field by its name. */
+  const ticket = async (fields: Record<string, string>) => {
+    await page.selectOption("#f-type", fields["type"]!)
+    for (const [name, value] of Object.entries(fields)) {
+      if (name === "type") continue
+      const input = page.locator(`#ticket [name="${name}"]`)
+      if ((await input.evaluate((el) => el.tagName)) === "SELECT") await input.selectOption(value)
+      else await input.fill(value)
+    }
+    await page.click("#ticket-submit")
+  }
+
+  const clearTicket = async () => {
+    for (const input of await page.locator("#ticket input[name]").all()) await input.fill("")
+  }
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `chromium is not installed at ${CHROMIUM}: install it with \`apt-get install -y chromium\` ` +
+          "(Debian/Ubuntu), or set CROSSBOOK_SKIP_BROWSER=1 to skip the browser tests"
+      )
+    }
+    rmSync(SHOTS, { recursive: true, force: true })
+    mkdirSync(SHOTS, { recursive: true })
+    built = mkdtempSync(join(tmpdir(), "crossbook-ui-build-"))
+    await buildUi(built)
+    runtime = runtimeFor(built)
+    const port = await runtime.runPromise(serverPort)
+    owner = await runtime.runPromise(OwnerToken)
+    base = `http://127.0.0.1:${port}`
+    profile = mkdtempSync(join(tmpdir(), "crossbook-chromium-"))
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync"
+      ],
+      viewport: { width: 1400, height: 1000 }
+    })
+    page = context.pages()[0] ?? (await context.newPage())
+    page.setDefaultTimeout(10_000)
+  }, 60_000)
+
+  afterAll(async () => {
+    await context?.close()
+    await runtime?.dispose()
+    for (const dir of [profile, built]) if (dir !== "") rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("a bad token shows why, not a blank page", async () => {
+    await page.goto(`${base}/ui/`)
+    await page.fill("#token", "cb_notatoken_0000000000000000")
+    await page.click("#signin button[type=submit]")
+    await expect.poll(() => page.textContent("#signin-message")).toContain("refused this token")
+    expect(await page.isVisible("#trading")).toBe(false)
+    expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem("crossbook.token"))).toBeNull()
+    await shot("bad-token")
+  })
+
+  it("signs in, finds a sim market, and places a limit that rests in the ladder and the orders tree", async () => {
+    await page.fill("#token", owner)
+    await page.click("#signin button[type=submit]")
+    await page.waitForSelector("#trading:not([hidden])")
+    expect(await page.textContent("#permissions")).toContain("trade")
+    expect(await page.isVisible("#readonly")).toBe(false)
+    // A market in the middle of its range, so a trailing level stays inside (0, 1).
+    const markets = (await api("GET", "/venues/sim/markets?limit=100")).body.data as Array<any>
+    const market = markets.find((m) => m.best_bid !== null && Number(m.best_bid) >= 0.3 && Number(m.best_bid) <= 0.7)
+    expect(market).toBeDefined()
+    const word = (market.title as string).split(/\s+/).find((w) => w.length > 4) ?? market.title
+    await page.fill("#market-search", word)
+    await page.click(`#market-list li[data-market-id="${market.id}"]`)
+    await page.waitForSelector("#ladder-yes tr.bid")
+    await page.waitForSelector("#ladder-no tr.bid")
+    await shot("market")
+
+    const bid = Number(await page.getAttribute("#ladder-yes tr.bid >> nth=0", "data-price"))
+    const price = (Math.round(bid * 100) - 3) / 100
+    await ticket({ type: "limit", side: "buy", amount: "5", price: price.toFixed(2) })
+    await expect.poll(() => page.textContent("#ticket-message")).toContain("placed limit buy 5")
+    const row = page.locator(`#ladder-yes tr.bid.has-mine`)
+    await expect.poll(() => row.first().locator("td.mine").textContent()).toBe("5")
+    expect(Number(await row.first().getAttribute("data-price"))).toBe(price)
+    await page.waitForSelector('#orders li[data-type="limit"]')
+    // The NO ladder shows the same order at 1 − p.
+    await page.waitForSelector("#ladder-no tr.ask.has-mine")
+    await shot("limit-rests")
+  })
+
+  it("shows the ticket's field errors from the error body", async () => {
+    await clearTicket()
+    await ticket({
+      type: "twap",
+      side: "buy",
+      amount: "5",
+      price: "0.5",
+      "params.window_s": "60",
+      "params.slices": "0"
+    })
+    await expect.poll(() => page.textContent('[data-field="params.slices"] .field-error')).not.toBe("")
+    expect(await page.getAttribute("#ticket-message", "class")).toBe("error")
+    expect(await page.textContent('[data-field="params.slices"] .hint')).toContain("≤ 10000")
+    await shot("field-errors")
+  })
+
+  it("a trailing stop's level moves as the sim market moves, and cancel removes it", async () => {
+    await clearTicket()
+    await ticket({ type: "trailing_stop", side: "sell", amount: "5", "params.trail": "0.2" })
+    await expect.poll(() => page.textContent("#ticket-message")).toContain("placed trailing_stop")
+    const parent = page.locator('#orders li[data-type="trailing_stop"]')
+    const level = parent.locator('[data-info="level"] b')
+    await expect.poll(() => level.count()).toBe(1)
+    const first = await level.textContent()
+    await shot("trailing-placed")
+    await expect.poll(() => level.textContent(), { timeout: 30_000 }).not.toBe(first)
+    await shot("trailing-moved")
+    await parent.locator(".cancel").first().click()
+    await expect.poll(() => parent.count()).toBe(0)
+  })
+
+  it("canceling a parent takes its children with it", async () => {
+    await clearTicket()
+    const bid = Number(await page.getAttribute("#ladder-yes tr.bid >> nth=0", "data-price"))
+    const price = ((Math.round(bid * 100) - 5) / 100).toFixed(2)
+    await ticket({ type: "iceberg", side: "buy", amount: "3", price, "params.display": "1" })
+    await expect.poll(() => page.textContent("#ticket-message")).toContain("placed iceberg")
+    const parent = page.locator('#orders > li[data-type="iceberg"]')
+    await expect.poll(() => parent.locator("ul.children > li").count()).toBeGreaterThan(0)
+    const child = await parent.locator("ul.children > li").first().getAttribute("data-order-id")
+    await shot("iceberg-child")
+    await parent.locator(".order-line .cancel").first().click()
+    await expect.poll(() => parent.count()).toBe(0)
+    expect(await page.locator(`#orders li[data-order-id="${child}"]`).count()).toBe(0)
+    expect((await api("GET", `/trading/orders/${child}`)).body.status).toBe("canceled")
+    await shot("iceberg-canceled")
+  })
+
+  it("a halt refuses the next order, naming the rule", async () => {
+    await page.fill("#halt-reason", "lunch")
+    await page.selectOption("#halt-policy", "hold")
+    await page.click("#halt")
+    await expect.poll(() => page.textContent("#halt-state")).toBe("HALTED")
+    await clearTicket()
+    const bid = Number(await page.getAttribute("#ladder-yes tr.bid >> nth=0", "data-price"))
+    await ticket({ type: "limit", side: "buy", amount: "1", price: ((Math.round(bid * 100) - 4) / 100).toFixed(2) })
+    await expect.poll(() => page.textContent("#ticket-message")).toContain("kill_switch")
+    await page.waitForSelector('#events li[data-kind="risk.rejected"]')
+    await shot("halted")
+    await page.click("#resume")
+    await expect.poll(() => page.textContent("#halt-state")).toBe("running")
+  })
+
+  it("a token with only view is read-only", async () => {
+    expect(
+      (await api("POST", "/trading/grants", { user: "viewer", account: "sim:default", permission: "view" })).status
+    ).toBe(201)
+    const key = await api("POST", "/trading/keys", { user: "viewer", name: "viewer-tab" })
+    expect(key.status).toBe(201)
+    await page.click("#signout")
+    await page.waitForSelector("#signin:not([hidden])")
+    await page.fill("#token", key.body.token)
+    await page.click("#signin button[type=submit]")
+    await page.waitForSelector("#readonly:not([hidden])")
+    expect(await page.isDisabled("#ticket-submit")).toBe(true)
+    expect(await page.isDisabled("#cancel-all")).toBe(true)
+    expect(await page.isDisabled("#risk-save")).toBe(true)
+    await shot("read-only")
+  })
+})
