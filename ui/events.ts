@@ -22,6 +22,7 @@ export interface LogEvent {
 
 export const initEvents = (onEvent: (event: LogEvent) => void) => {
   listener = onEvent
+  byId("events-reconnect").addEventListener("click", () => socket?.close())
   fill(
     byId("event-kinds"),
     KINDS.map((k) =>
@@ -105,6 +106,3 @@ const add = (event: LogEvent) => {
   lines.unshift(line)
   while (lines.length > KEPT) lines.pop()?.remove()
 }
-
-/** Drops the socket as a network failure would (for a reconnect from the last seq). */
-export const dropEvents = () => socket?.close()
