@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest"
 import { readFileSync } from "node:fs"
 import { openApiDocument } from "../../src/Http/Api.ts"
+import * as F from "../../src/Domain/Fixed.ts"
+import { REGISTRY } from "../../src/Engine/Registry.ts"
+import { DEFAULT_SLIPPAGE } from "../../src/Engine/Stop.ts"
 
 describe("OpenAPI document", () => {
   it("matches the committed snapshot (regenerate with `npm run openapi:snapshot` when the API changes on purpose)", () => {
@@ -20,5 +23,26 @@ describe("OpenAPI document", () => {
         if (operation.requestBody !== undefined) expect(operation.responses["422"]).toBeDefined()
       }
     }
+  })
+
+  it("offers each complex type's params, with their bounds and defaults, for a client to build a form from", () => {
+    const spec = openApiDocument() as any
+    const byType = spec.components.schemas.PlaceOrder.properties.params["x-params-by-type"]
+    expect(Object.keys(byType).sort()).toEqual(Object.keys(REGISTRY).sort())
+    for (const [type, entry] of Object.entries(REGISTRY)) {
+      const name = String(byType[type].$ref).replace("#/components/schemas/", "")
+      const schema = spec.components.schemas[name]
+      expect(schema, type).toBeDefined()
+      const keys = (entry.params as any).fields ?? (entry.params as any).from?.fields
+      expect(keys, type).toBeDefined()
+      expect(Object.keys(schema.properties).sort(), type).toEqual(Object.keys(keys).sort())
+      expect(schema.additionalProperties, type).toBe(false)
+    }
+    const twap = spec.components.schemas.TwapParams.properties
+    expect([twap.slices.minimum, twap.slices.maximum]).toEqual([1, 10_000])
+    expect(twap.style.default).toBe("limit")
+    const stop = spec.components.schemas.StopParams.properties
+    expect(stop.trigger_source.default).toBe("touch")
+    expect(stop.max_slippage.default).toBe(F.format(DEFAULT_SLIPPAGE))
   })
 })
