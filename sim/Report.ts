@@ -1,92 +1,68 @@
 /** The backtest report as one self-contained HTML page: figures, an equity curve, and fills drawn over the price. */
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import type { BacktestReport } from "./Backtest.ts"
 
 const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
 
-const WIDTH = 900
-const HEIGHT = 260
-const PAD = { left: 64, right: 16, top: 16, bottom: 28 }
+const require = createRequire(import.meta.url)
 
-interface Scale {
-  readonly x: (ts: number) => number
-  readonly y: (v: number) => number
-  readonly yTicks: ReadonlyArray<number>
-  readonly t0: number
-  readonly t1: number
-}
+/** uPlot's script and style, read once and inlined, so the page stays one file that loads nothing. */
+let library: { readonly script: string; readonly style: string } | undefined
+const uplot = () =>
+  (library ??= {
+    script: readFileSync(require.resolve("uplot/dist/uPlot.iife.min.js"), "utf8").replace(/<\/script/gi, "<\\/script"),
+    style: readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8")
+  })
 
-const scaleOf = (ts: ReadonlyArray<number>, values: ReadonlyArray<number>): Scale => {
-  const t0 = Math.min(...ts)
-  const t1 = Math.max(t0 + 1, ...ts)
-  let lo = Math.min(...values)
-  let hi = Math.max(...values)
-  if (hi - lo < 1e-9) {
-    lo -= 1
-    hi += 1
-  }
-  const margin = (hi - lo) * 0.08
-  lo -= margin
-  hi += margin
-  const w = WIDTH - PAD.left - PAD.right
-  const h = HEIGHT - PAD.top - PAD.bottom
-  return {
-    x: (t) => PAD.left + ((t - t0) / (t1 - t0)) * w,
-    y: (v) => PAD.top + (1 - (v - lo) / (hi - lo)) * h,
-    yTicks: [0, 0.25, 0.5, 0.75, 1].map((f) => lo + (hi - lo) * f),
-    t0,
-    t1
-  }
-}
+/** JSON inside a script element: `<` escaped so no string in it can close the element. */
+const embed = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c")
 
-const axes = (s: Scale, digits: number) => {
-  const grid = s.yTicks
-    .map(
-      (v) =>
-        `<line x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${s.y(v).toFixed(1)}" y2="${s.y(v).toFixed(1)}" class="grid"/>` +
-        `<text x="${PAD.left - 6}" y="${(s.y(v) + 4).toFixed(1)}" text-anchor="end">${v.toFixed(digits)}</text>`
-    )
-    .join("")
-  const minutes = (s.t1 - s.t0) / 60_000
-  const xLabels = [0, 0.5, 1]
-    .map((f) => {
-      const t = s.t0 + (s.t1 - s.t0) * f
-      const anchor = f === 0 ? "start" : f === 1 ? "end" : "middle"
-      return `<text x="${s.x(t).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="${anchor}">+${(minutes * f).toFixed(1)} min</text>`
-    })
-    .join("")
-  return grid + xLabels
-}
-
-const line = (points: ReadonlyArray<readonly [number, number]>, s: Scale, cls: string) =>
-  points.length === 0
-    ? ""
-    : `<polyline class="${cls}" points="${points.map(([t, v]) => `${s.x(t).toFixed(1)},${s.y(v).toFixed(1)}`).join(" ")}"/>`
-
-const chart = (title: string, body: string) =>
-  `<figure><figcaption>${escape(title)}</figcaption><svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escape(title)}">${body}</svg></figure>`
+/**
+ * Draws the two charts from the embedded data: drag to zoom (double-click to reset), hover for the values. Fills are
+ * points on the price chart's time axis; the mid line spans the gaps between its own points.
+ */
+const CHARTS = `
+const data = JSON.parse(document.getElementById("report-data").textContent);
+const width = () => Math.min(document.body.clientWidth, 940);
+const secs = (ms) => ms / 1000;
+const money = (u, v) => v == null ? "–" : v.toFixed(2);
+const near = (u, lo, hi) => { const m = (hi - lo) * 0.08 || Math.abs(hi) * 0.001 || 1; return [lo - m, hi + m]; };
+const plots = [];
+plots.push(new uPlot({
+  title: "Equity (cash + positions at mid)", width: width(), height: 260,
+  scales: { x: { time: true }, y: { range: near } }, cursor: { drag: { x: true, y: false } },
+  series: [{}, { label: "equity", stroke: "#2f6fdf", width: 2, value: money }],
+  axes: [{}, { size: 70 }]
+}, [data.equity.map((p) => secs(p[0])), data.equity.map((p) => p[1])], document.getElementById("equity")));
+const times = [...new Set([...data.prices.map((p) => p[0]), ...data.fills.map((f) => f.ts)])].sort((a, b) => a - b);
+const at = new Map(times.map((t, i) => [t, i]));
+const mid = times.map(() => null), buys = times.map(() => null), sells = times.map(() => null);
+for (const [t, v] of data.prices) mid[at.get(t)] = v;
+for (const f of data.fills) (f.side === "buy" ? buys : sells)[at.get(f.ts)] = f.price;
+const dots = (color) => ({ stroke: color, fill: color, width: 0, paths: () => null, points: { show: true, size: 9, fill: color } });
+plots.push(new uPlot({
+  title: "Fills over the mid of " + data.market, width: width(), height: 260,
+  scales: { x: { time: true }, y: { range: near } }, cursor: { drag: { x: true, y: false } },
+  series: [{}, { label: "mid", stroke: "#7a8496", width: 1.5, spanGaps: true },
+    { label: "buy (YES)", ...dots("#1f9d55") }, { label: "sell (NO)", ...dots("#d64545") }],
+  axes: [{}, { size: 60 }]
+}, [times.map(secs), mid, buys, sells], document.getElementById("prices")));
+addEventListener("resize", () => plots.forEach((p) => p.setSize({ width: width(), height: 260 })));
+`
 
 /** Renders the report; the page loads nothing from the network. */
 export const renderReport = (report: BacktestReport): string => {
-  const equity = report.equity.map(([t, v]) => [t, Number(v)] as const)
-  const prices = report.prices.points.map(([t, v]) => [t, Number(v)] as const)
   const fills = report.fills.filter((f) => f.market_id === report.prices.market_id)
-  const eqScale = scaleOf(
-    equity.map(([t]) => t),
-    equity.map(([, v]) => v)
-  )
-  const priceScale = scaleOf(
-    [...prices.map(([t]) => t), ...fills.map((f) => f.ts)],
-    [...prices.map(([, v]) => v), ...fills.map((f) => Number(f.price))]
-  )
-  const marks = fills
-    .map(
-      (f) =>
-        `<circle class="${f.side}" cx="${priceScale.x(f.ts).toFixed(1)}" cy="${priceScale.y(Number(f.price)).toFixed(1)}" r="4"><title>${escape(
-          `${f.side} ${f.amount} @ ${f.price}`
-        )}</title></circle>`
-    )
-    .join("")
+  // The charts are for the eye: the figures above them are the exact decimals.
+  const data = {
+    market: report.prices.market_id,
+    equity: report.equity.map(([t, v]) => [t, Number(v)]),
+    prices: report.prices.points.map(([t, v]) => [t, Number(v)]),
+    fills: fills.map((f) => ({ ts: f.ts, side: f.side, price: Number(f.price), amount: f.amount }))
+  }
+  const lib = uplot()
   const rows: ReadonlyArray<readonly [string, string]> = [
     ["Strategy", report.strategy],
     ["Tape", `${report.tape.source}, ${report.tape.markets} markets, ${report.tape.events} events`],
@@ -104,20 +80,21 @@ export const renderReport = (report: BacktestReport): string => {
   ]
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escape(report.strategy)}: backtest</title>
+<style>${lib.style}</style>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:940px;color:#1c2430;background:#fff}
 h1{font-size:20px;margin:0 0 12px}table{border-collapse:collapse;margin-bottom:16px}
 td{padding:3px 14px 3px 0;border-bottom:1px solid #e3e7ee}td:first-child{color:#5a6678}
-figure{margin:16px 0}figcaption{font-weight:600;margin-bottom:4px}svg{width:100%;height:auto;background:#fafbfd;border:1px solid #e3e7ee}
-svg text{font-size:11px;fill:#5a6678}.grid{stroke:#e3e7ee}.equity{fill:none;stroke:#2f6fdf;stroke-width:2}
-.price{fill:none;stroke:#7a8496;stroke-width:1.5}.buy{fill:#1f9d55}.sell{fill:#d64545}
-.legend span{display:inline-block;margin-right:16px}.dot{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:4px}
+.chart{margin:16px 0}.hint{color:#5a6678;font-size:12px}
 </style></head><body>
 <h1>Backtest: ${escape(report.strategy)}</h1>
 <table>${rows.map(([k, v]) => `<tr><td>${escape(k)}</td><td>${escape(v)}</td></tr>`).join("")}</table>
-${chart("Equity (cash + positions at mid)", axes(eqScale, 2) + line(equity, eqScale, "equity"))}
-${chart(`Fills over the mid of ${report.prices.market_id}`, axes(priceScale, 2) + line(prices, priceScale, "price") + marks)}
-<p class="legend"><span><i class="dot" style="background:#1f9d55"></i>buy (YES)</span><span><i class="dot" style="background:#d64545"></i>sell (NO)</span></p>
+<p class="hint">Drag across a chart to zoom in, double-click to zoom out; hover for the values.</p>
+<div class="chart" id="equity"></div>
+<div class="chart" id="prices"></div>
+<script type="application/json" id="report-data">${embed(data)}</script>
+<script>${lib.script}</script>
+<script>${CHARTS}</script>
 </body></html>
 `
 }

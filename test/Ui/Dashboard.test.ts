@@ -5,24 +5,21 @@
  * token. Each step leaves a screenshot under test-results/ui/.
  */
 import { Layer, ManagedRuntime } from "effect"
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { UiDirectory } from "../../src/Http/Ui.ts"
 import { OwnerToken, serverPort, testServer } from "../Http/TestServer.ts"
+import { BROWSER_ARGS, CHROMIUM, requireChromium, SHOTS, skipBrowser } from "./Browser.ts"
 // @ts-expect-error: a plain ES module without types
 import { buildUi } from "../../scripts/build-ui.mjs"
-
-const CHROMIUM = process.env["CROSSBOOK_CHROMIUM"] ?? "/usr/bin/chromium"
-const skip = process.env["CROSSBOOK_SKIP_BROWSER"] === "1"
-const SHOTS = join(import.meta.dirname, "..", "..", "test-results", "ui")
 
 const runtimeFor = (dir: string) =>
   ManagedRuntime.make(testServer({ simStepMs: 200 }).pipe(Layer.provide(Layer.succeed(UiDirectory, dir))))
 
-describe.skipIf(skip)("the dashboard in a browser", () => {
+describe.skipIf(skipBrowser)("the dashboard in a browser", () => {
   let runtime: ReturnType<typeof runtimeFor>
   let context: BrowserContext
   let page: Page
@@ -63,14 +60,9 @@ describe.skipIf(skip)("the dashboard in a browser", () => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `chromium is not installed at ${CHROMIUM}: install it with \`apt-get install -y chromium\` ` +
-          "(Debian/Ubuntu), or set CROSSBOOK_SKIP_BROWSER=1 to skip the browser tests"
-      )
-    }
-    rmSync(SHOTS, { recursive: true, force: true })
-    mkdirSync(SHOTS, { recursive: true })
+    requireChromium()
+    // This run's screenshots only (the report's test adds its own beside them).
+    for (const old of readdirSync(SHOTS)) if (/^\d\d-/.test(old)) rmSync(join(SHOTS, old))
     built = mkdtempSync(join(tmpdir(), "crossbook-ui-build-"))
     await buildUi(built)
     runtime = runtimeFor(built)
@@ -81,16 +73,7 @@ describe.skipIf(skip)("the dashboard in a browser", () => {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ],
+      args: BROWSER_ARGS,
       viewport: { width: 1400, height: 1000 }
     })
     page = context.pages()[0] ?? (await context.newPage())

@@ -32,9 +32,13 @@ describe("backtest", () => {
           assert.closeTo(Number(a.final_equity), Number(a.starting_cash) + Number(a.pnl.net), 0.01)
         }
         const html = renderReport(a)
-        assert.include(html, "<svg")
-        assert.include(html, 'class="equity"')
-        assert.notMatch(html, /(src|href)="https?:/, "the page loads nothing from the network")
+        // One file: uPlot and the data inlined, nothing loaded from anywhere.
+        assert.include(html, "var uPlot=")
+        assert.notMatch(html, /<(script|link|img)[^>]+(src|href)=/, "the page loads nothing")
+        const data = JSON.parse(/<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html)![1]!)
+        assert.strictEqual(data.equity.length, a.equity.length)
+        assert.strictEqual(data.prices.length, a.prices.points.length)
+        assert.strictEqual(data.fills.length, a.fills.filter((f) => f.market_id === a.prices.market_id).length)
       })
     )
   }
