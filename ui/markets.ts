@@ -58,42 +58,50 @@ export const initMarkets = async () => {
   await search()
 }
 
+let searches = 0
+
+/** Each venue's answer is shown as it arrives: a slow or unreachable venue does not hold back the others. */
 const search = async () => {
   const text = byId<HTMLInputElement>("market-search").value.trim()
   const venue = byId<HTMLSelectElement>("market-venue").value
   const list = byId("market-list")
   const chosen = venue === "" ? venues : [venue]
-  const answers = await Promise.all(
-    chosen.map((v) =>
-      get<{ data: ReadonlyArray<Market> }>(`/venues/${v}/markets${query({ search: text, limit: 25 })}`).then(
-        (a) => ({ venue: v, markets: a.data, error: undefined as string | undefined }),
-        (e: unknown) => ({ venue: v, markets: [] as ReadonlyArray<Market>, error: describe(e) })
-      )
-    )
+  const round = ++searches
+  const sections = chosen.map((v) =>
+    h("ul", { class: "venue-markets", "data-venue": v }, h("li", { class: "meta" }, `${v}…`))
   )
   fill(
     list,
-    ...answers.flatMap((a) => [
-      a.error === undefined ? null : h("li", { class: "venue-error" }, `${a.venue}: ${a.error}`),
-      ...a.markets.map((m) =>
-        h(
-          "li",
-          {
-            "data-market-id": m.id,
-            class: m.id === selected?.id ? "market chosen" : "market",
-            onclick: () => choose(m)
-          },
-          h("span", { class: "title" }, m.title),
-          h("span", { class: "quote" }, `${m.best_bid ?? "–"} / ${m.best_ask ?? "–"}`),
-          h("span", { class: "id" }, m.id)
-        )
-      )
-    ])
+    sections.map((section) => h("li", { class: "venue" }, section))
   )
-  if (answers.every((a) => a.markets.length === 0 && a.error === undefined)) {
-    list.append(h("li", { class: "empty" }, "no market matches"))
-  }
+  let found = 0
+  await Promise.all(
+    chosen.map(async (v, i) => {
+      const section = sections[i]!
+      try {
+        const answer = await get<{ data: ReadonlyArray<Market> }>(
+          `/venues/${v}/markets${query({ search: text, limit: 25 })}`
+        )
+        if (round !== searches) return
+        found += answer.data.length
+        fill(section, answer.data.map(marketItem))
+      } catch (error) {
+        if (round !== searches) return
+        fill(section, h("li", { class: "venue-error" }, `${v}: ${describe(error)}`))
+      }
+    })
+  )
+  if (round === searches && found === 0) list.append(h("li", { class: "empty" }, "no market matches"))
 }
+
+const marketItem = (m: Market) =>
+  h(
+    "li",
+    { "data-market-id": m.id, class: m.id === selected?.id ? "market chosen" : "market", onclick: () => choose(m) },
+    h("span", { class: "title" }, m.title),
+    h("span", { class: "quote" }, `${m.best_bid ?? "–"} / ${m.best_ask ?? "–"}`),
+    h("span", { class: "id" }, m.id)
+  )
 
 const choose = (market: Market) => {
   selected = market

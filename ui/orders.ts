@@ -1,6 +1,6 @@
 /** Working orders as a tree, parent → children, each parent with its live state; cancel one, or all. */
 import { call, describe, get, query } from "./api.ts"
-import { byId, fill, h, short } from "./dom.ts"
+import { byId, fill, h, short, time } from "./dom.ts"
 
 export interface Order {
   readonly id: string
@@ -64,12 +64,18 @@ export const loadOrders = async (): Promise<ReadonlyArray<Order>> => {
   return answer.data
 }
 
+/** A time (`…_at`, ms since epoch) as a clock time; a list as a comma list. */
+const infoValue = (key: string, value: unknown) =>
+  key.endsWith("_at") && typeof value === "number"
+    ? time(value)
+    : Array.isArray(value)
+      ? value.join(",")
+      : String(value)
+
 const infoText = (info: Record<string, unknown>) =>
   Object.entries(info)
     .filter(([k, v]) => !HIDDEN_INFO.has(k) && v !== null && !(Array.isArray(v) && v.length === 0))
-    .map(([k, v]) =>
-      h("span", { class: "info-item", "data-info": k }, `${k} `, h("b", {}, Array.isArray(v) ? v.join(",") : String(v)))
-    )
+    .map(([k, v]) => h("span", { class: "info-item", "data-info": k }, `${k} `, h("b", {}, infoValue(k, v))))
 
 const node = (order: Order, children: ReadonlyArray<Order>): HTMLElement => {
   const detail = typeof order.info["detail"] === "string" ? order.info["detail"] : null
