@@ -36,6 +36,10 @@ describe("owner bootstrap", () => {
       assert.match(entry.access_token, /^cb_/)
       assert.isTrue(lines.some((l) => l.includes(file)))
       assert.isFalse(lines.some((l) => l.includes(entry.access_token)))
+      assert.isTrue(
+        lines.some((l) => l.includes("http://127.0.0.1:8123/ui/")),
+        "the console names the dashboard"
+      )
       const principal = yield* Effect.flatMap(Auth, (auth) => auth.authenticate(entry.access_token)).pipe(
         Effect.provide(authLayer(join(home, "control.db")))
       )
@@ -66,6 +70,7 @@ describe("owner bootstrap", () => {
       const withToken = lines.filter((l) => /cb_[A-Za-z0-9]{8}_/.test(l))
       assert.strictEqual(withToken.length, 1)
       assert.isTrue(lines.some((l) => l.includes("without authentication") && l.includes("TLS proxy")))
+      assert.isTrue(lines.some((l) => l.includes("http://0.0.0.0:8125/ui/")))
       const again: Array<string> = []
       yield* start(home, "0.0.0.0", 8125, again)
       assert.isFalse(
