@@ -114,7 +114,7 @@ describe.skipIf(skipBrowser)("the dashboard in a browser", () => {
     await shot("market")
 
     const bid = Number(await page.getAttribute("#ladder-yes tr.bid >> nth=0", "data-price"))
-    const price = (Math.round(bid * 100) - 3) / 100
+    const price = (Math.round(bid * 100) - 10) / 100
     await ticket({ type: "limit", side: "buy", amount: "5", price: price.toFixed(2) })
     await expect.poll(() => page.textContent("#ticket-message")).toContain("placed limit buy 5")
     const row = page.locator(`#ladder-yes tr.bid.has-mine`)
@@ -173,7 +173,7 @@ describe.skipIf(skipBrowser)("the dashboard in a browser", () => {
   it("canceling a parent takes its children with it", async () => {
     await clearTicket()
     const bid = Number(await page.getAttribute("#ladder-yes tr.bid >> nth=0", "data-price"))
-    const price = ((Math.round(bid * 100) - 5) / 100).toFixed(2)
+    const price = ((Math.round(bid * 100) - 10) / 100).toFixed(2)
     await ticket({ type: "iceberg", side: "buy", amount: "3", price, "params.display": "1" })
     await expect.poll(() => page.textContent("#ticket-message")).toContain("placed iceberg")
     const parent = page.locator('#orders > li[data-type="iceberg"]')
