@@ -9,6 +9,7 @@ import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import type { FaultRule } from "../../src/Venues/SimVenue.ts"
+import type { MatchingClient } from "../../src/Services/MatchingClient.ts"
 
 export const TEST_SEED = 7
 
@@ -38,6 +39,10 @@ export interface TestOptions {
   readonly startingCash?: string
   /** The owner's token on a control database used before. */
   readonly owner?: string
+  /** How many embedded sim venues (`sim`, `sim2`, …); default 1. */
+  readonly simVenues?: number
+  /** The server's matcher, in place of the local matcher over its venues. */
+  readonly matching?: Layer.Layer<MatchingClient>
 }
 
 export const testServices = (files: TestOptions = {}) =>
@@ -45,6 +50,7 @@ export const testServices = (files: TestOptions = {}) =>
     seed: TEST_SEED,
     ...(files.faults === undefined ? {} : { faults: files.faults }),
     ...(files.startingCash === undefined ? {} : { startingCash: files.startingCash }),
+    ...(files.simVenues === undefined ? {} : { simVenues: files.simVenues }),
     store:
       files.engine === undefined
         ? OrderStore.layerMemory
@@ -62,7 +68,9 @@ export const NodeTestServer = HttpServer.layerTestClient.pipe(
 export const testServer = (files: TestOptions = {}) =>
   HttpServeLive.pipe(
     Layer.provideMerge(ownerLive(files.owner)),
-    Layer.provideMerge(testServices(files)),
+    Layer.provideMerge(
+      files.matching === undefined ? testServices(files) : Layer.provideMerge(files.matching, testServices(files))
+    ),
     Layer.provideMerge(NodeTestServer)
   )
 
