@@ -10,7 +10,8 @@ import { matchingRouter } from "../../src/Matching/Http.ts"
 import { makeLocalMatcher } from "../../src/Matching/Local.ts"
 import { MatchingClient } from "../../src/Services/MatchingClient.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
-import { get, TEST_SEED, testServer } from "./TestServer.ts"
+import * as F from "../../src/Domain/Fixed.ts"
+import { get, OwnerToken, request, TEST_SEED, testServer } from "./TestServer.ts"
 
 const spec = openApiDocument() as any
 
@@ -96,6 +97,34 @@ describe("the match route on a server with --sim-venues 2 (local matcher)", () =
         // asked for a venue with nothing like it
         const elsewhere = yield* get(`/venues/sim2/markets/${encodeURIComponent(flipped.id)}/match?venue=sim2`)
         assert.isNull(elsewhere.body.matched)
+      })
+    )
+
+    it.effect("the owner trades on sim2:default, paying sim2's own taker fee", () =>
+      Effect.gen(function* () {
+        const token = yield* OwnerToken
+        const market = (yield* marketsOf("sim2")).find((m) => m.status === "open" && m.best_ask !== null)!
+        const book = (yield* get(`/venues/sim2/markets/${encodeURIComponent(market.id)}/book`)).body
+        const ask = book.asks[0]
+        const res = yield* request("POST", "/trading/orders", {
+          token,
+          json: {
+            market_id: market.id,
+            account: "sim2:default",
+            side: "buy",
+            type: "limit",
+            time_in_force: "ioc",
+            amount: "1",
+            price: ask.price
+          }
+        })
+        assert.strictEqual(res.status, 201, res.text)
+        assert.strictEqual(res.body.filled, "1")
+        const p = F.of(ask.price)
+        const fee = F.roundTo(F.mul(F.of("0.04"), F.mul(p, F.sub(F.ONE, p)), "up"), F.of("0.01"), "up")
+        assert.strictEqual(res.body.fee, F.format(fee))
+        const balances = yield* request("GET", "/trading/balances?account=sim2:default", { token })
+        assert.strictEqual(balances.status, 200, balances.text)
       })
     )
 
