@@ -140,6 +140,10 @@ describe("the match route on a server with --sim-venues 2 (local matcher)", () =
           assert.strictEqual(venue.body.error.code, "unknown_venue")
           const badTarget = yield* get(`/venues/sim/markets/${encodeURIComponent("sim:NO")}/match?venue=Not%20One`)
           assert.strictEqual(badTarget.status, 404)
+          const known = (yield* marketsOf("sim"))[0]!
+          const malformed = yield* get(`/venues/sim/markets/${encodeURIComponent(known.id)}/match?venue=Not%20One`)
+          assert.strictEqual(malformed.status, 400, malformed.text)
+          assert.strictEqual(malformed.body.error.code, "validation_error")
           const operation = spec.paths["/venues/{venue}/markets/{market_id}/match"]?.get
           assert.isDefined(operation)
           assert.includeMembers(Object.keys(operation.responses), ["200", "400", "404"])
