@@ -434,12 +434,26 @@ export class MatchIndex {
       explain: { anchor: entry.prop, matched, score, rules: null, reason }
     })
     if (entry.prop.kind === "updown") return none("crypto up-or-down: each venue sets its own price to beat")
-    const { top, second, reason } = this.best(entry, target)
-    if (top === undefined) return none(reason)
-    const score = Number(top.score.toFixed(4))
+    const best = this.best(entry, target)
+    const second = best.second
+    let top = best.top
+    if (top === undefined) return none(best.reason)
+    let score = Number(top.score.toFixed(4))
     if (top.score < MIN_SCORE) return none(`closest subject too far (${score})`, top.e.prop, score)
-    if (second !== undefined && second.e.listing.venue === top.e.listing.venue && top.score - second.score < MARGIN)
-      return none(`unsure: ${second.e.id} is as close`, top.e.prop, score)
+    if (second !== undefined && second.e.listing.venue === top.e.listing.venue && top.score - second.score < MARGIN) {
+      // the two sides of one game listed there, one stated as we state it and one as its complement, both answer
+      // the question: the one stated the same way is taken; any other tie is unsure
+      const event = top.e.listing.eventId
+      const sides =
+        top.e.prop.kind === "h2h" &&
+        second.e.prop.kind === "h2h" &&
+        event !== undefined &&
+        second.e.listing.eventId === event &&
+        top.sides !== second.sides
+      if (!sides) return none(`unsure: ${second.e.id} is as close`, top.e.prop, score)
+      top = top.sides === "same" ? top : second
+      score = Number(top.score.toFixed(4))
+    }
     // the answer must see the anchor as its own best match on the anchor's venue
     const back = this.best(top.e, entry.listing.venue).top
     if (back !== undefined && back.e.id !== entry.id && back.score > top.score)

@@ -68,6 +68,15 @@ describe("generateVenueCatalogs", () => {
           venue: "sim2",
           side_map: twin.link!.flipped ? { yes: "no", no: "yes" } : { yes: "yes", no: "no" }
         })
+        // and back: a game's twin may answer with the other team's market of the game, then stated the same way
+        const back = index.match(`sim2:${twin.market.nativeId}`, "sim")!.matched!
+        if (back.id === `sim:${twin.link!.key}`)
+          expect(back.side_map).toEqual(twin.link!.flipped ? { yes: "no", no: "yes" } : { yes: "yes", no: "no" })
+        else {
+          expect(twin.market.category).toBe("Sports")
+          expect(index.listing(back.id)!.eventId).toBe(twin.market.eventId.toUpperCase())
+          expect(back.side_map).toEqual({ yes: "yes", no: "no" })
+        }
       }
     }
   })
