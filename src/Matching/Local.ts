@@ -18,13 +18,13 @@ export interface LocalMatcherOptions {
 /**
  * A MatchingClient over the venues of a gateway and the `refresh` that reloads every catalog. A venue's catalog is
  * loaded the first time a match needs it (the anchor's venue, then the others or the target), and again by
- * `refresh`; one that fails to load is left out of answers until a later try succeeds.
+ * `refresh`. A venue that fails to load keeps the catalog it had (none, the first time) until a later try succeeds.
  */
 export const makeLocalMatcher = (gateway: VenueGateway["Type"], options: LocalMatcherOptions = {}) => {
   const index = new MatchIndex()
   const timeout = Duration.decode(options.loadTimeout ?? "10 seconds")
   const retryAfter = Duration.toMillis(options.retryAfter ?? "60 seconds")
-  /** When each venue was last loaded, or last tried and failed. */
+  /** The venues loaded at least once, and when each last failed to load. */
   const loaded = new Set<string>()
   const failedAt = new Map<string, number>()
 
