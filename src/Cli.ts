@@ -1,7 +1,7 @@
 /** The command tree of `crossbook`. */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { FileSystem, HttpServer } from "@effect/platform"
-import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { NodeContext, NodeHttpClient, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Clock, Console, Data, Effect, Exit, Layer, Logger, Option } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
@@ -21,9 +21,11 @@ import { Desk } from "./Trading/Desk.ts"
 import { Engine } from "./Engine/Engine.ts"
 import { REGISTRY } from "./Engine/Registry.ts"
 import { Journal } from "./Trading/Journal.ts"
-import { FaultPlan, type FaultRule, makeSimVenue } from "./Venues/SimVenue.ts"
+import { FaultPlan, type FaultRule, makeSimVenues } from "./Venues/SimVenue.ts"
+import { localMatchingLayer } from "./Matching/Local.ts"
+import { MatchingClient, serviceApiKey } from "./Services/MatchingClient.ts"
 import { matchCommand } from "./Matching/Cli.ts"
-import { parseVenueList, venuesLayerFromList } from "./Venues/Venues.ts"
+import { parseVenueList, servedVenuesLayer, simVenueCountFrom } from "./Venues/Venues.ts"
 import * as F from "./Domain/Fixed.ts"
 import { readFileSync } from "node:fs"
 import { Schema } from "effect"
@@ -59,30 +61,52 @@ const simSeed = Options.integer("sim-seed").pipe(
   Options.optional
 )
 
-/** The venues of this server: the embedded sim venue, always. */
+const simVenueCount = Options.integer("sim-venues").pipe(
+  Options.withDescription(
+    "Run the embedded sim as this many venues, sim, sim2, …, listing some of the same propositions (default $CROSSBOOK_SIM_VENUES or 1)"
+  ),
+  Options.optional
+)
+
+/** The venues of this server: the embedded sim venues (`sim`, and `sim2`, … when `simVenues` > 1). */
 export const venuesLayer = (config: {
   readonly seed: number
   readonly stepMs?: number
   readonly markets?: number
   readonly faults?: ReadonlyArray<FaultRule>
+  readonly simVenues?: number
 }) =>
   Layer.scoped(
     VenueGateway,
     Effect.map(
-      makeSimVenue({
+      makeSimVenues({
         seed: config.seed,
         stepMs: config.stepMs ?? 1000,
         markets: config.markets ?? 24,
-        faults: config.faults ?? []
+        faults: config.faults ?? [],
+        count: config.simVenues ?? 1
       }),
-      (sim) => VenueGateway.fromVenues([sim])
+      (sims) => VenueGateway.fromVenues(sims)
     )
   )
+
+/**
+ * The server's matcher: the hosted one at `SERVICE_MATCHING_URL` when set (key from `SERVICE_API_KEY`, else the
+ * saved one), else the local matcher over the served venues' catalogs, loaded in the background.
+ */
+export const matchingLayer = (env: Readonly<Record<string, string | undefined>>, home: string) => {
+  const url = env["SERVICE_MATCHING_URL"]
+  return url !== undefined && url !== ""
+    ? MatchingClient.layerHosted({ url, apiKey: serviceApiKey(env, home) }).pipe(Layer.provide(NodeHttpClient.layer))
+    : localMatchingLayer()
+}
 
 /** What the engine runs on: venues, the store, auth, and the desk with its journal. */
 export const deskServices = <E1, E2, E3 = never>(options: {
   readonly seed: number
   readonly faults?: ReadonlyArray<FaultRule>
+  /** How many embedded sim venues, when `venues` is not given (default 1). */
+  readonly simVenues?: number
   readonly startingCash?: string
   readonly store: Layer.Layer<OrderStore, E1>
   readonly auth: Layer.Layer<Auth, E2>
@@ -91,7 +115,11 @@ export const deskServices = <E1, E2, E3 = never>(options: {
 }) => {
   const base = Layer.mergeAll(
     options.venues ??
-      venuesLayer({ seed: options.seed, ...(options.faults === undefined ? {} : { faults: options.faults }) }),
+      venuesLayer({
+        seed: options.seed,
+        ...(options.faults === undefined ? {} : { faults: options.faults }),
+        ...(options.simVenues === undefined ? {} : { simVenues: options.simVenues })
+      }),
     options.store,
     options.auth
   )
@@ -236,7 +264,7 @@ const venueList = Options.text("venues").pipe(
 
 const serve = Command.make(
   "serve",
-  { host, port, db, control, envFile, simSeed, simCash, simFaults, venues: venueList },
+  { host, port, db, control, envFile, simSeed, simCash, simFaults, simVenues: simVenueCount, venues: venueList },
   (options) =>
     Effect.gen(function* () {
       if (Option.isSome(options.envFile)) {
@@ -255,19 +283,28 @@ const serve = Command.make(
       const dbFile = Option.getOrElse(options.db, () => join(home, "engine.db"))
       const controlFile = Option.getOrElse(options.control, () => join(home, "control.db"))
       const seed = Option.getOrElse(options.simSeed, () => Number(process.env["CROSSBOOK_SIM_SEED"] ?? 1))
-      const venues = venuesLayerFromList({
+      const simCount = yield* simVenueCountFrom(
+        Option.getOrUndefined(options.simVenues),
+        process.env["CROSSBOOK_SIM_VENUES"]
+      ).pipe(Effect.mapError((message) => new CliError({ message })))
+      const venues = servedVenuesLayer({
         list: parseVenueList(Option.getOrUndefined(options.venues) ?? process.env["CROSSBOOK_VENUES"]),
         env: process.env,
-        sim: makeSimVenue({ seed, stepMs: 1000, markets: 24, faults })
-      }).pipe(Layer.mapError((message) => new CliError({ message })))
-      const services = serverServices({
         seed,
-        faults,
-        venues,
-        startingCash: Option.getOrElse(options.simCash, () => process.env["CROSSBOOK_SIM_CASH"] ?? "10000"),
-        store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(dbFile))),
-        auth: authLayer(controlFile)
-      })
+        simVenues: simCount,
+        faults
+      }).pipe(Layer.mapError((message) => new CliError({ message })))
+      const services = Layer.provideMerge(
+        matchingLayer(process.env, home),
+        serverServices({
+          seed,
+          faults,
+          venues,
+          startingCash: Option.getOrElse(options.simCash, () => process.env["CROSSBOOK_SIM_CASH"] ?? "10000"),
+          store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(dbFile))),
+          auth: authLayer(controlFile)
+        })
+      )
       const started = Layer.effectDiscard(
         bootstrapAccess({ home, host: options.host, port: options.port, controlFile, dbFile })
       )

@@ -39,6 +39,13 @@ export interface Answer {
   readonly explain: Explain
 }
 
+/** The markets of other venues that match an event's markets, by venue (null: none there). */
+export interface EventAnswer {
+  readonly anchor: string
+  readonly event_ids: ReadonlyArray<string>
+  readonly events: Readonly<Record<string, ReadonlyArray<string> | null>>
+}
+
 /** Below this similarity of subjects two markets are not taken to ask the same question. */
 export const MIN_SCORE = 0.62
 /** The best candidate must lead the next compatible one by this much, else the answer is unsure. */
@@ -246,6 +253,52 @@ export class MatchIndex {
     return this.byId.has(id)
   }
 
+  /** The listing of a market the index holds. */
+  listing(id: string): Listing | undefined {
+    return this.byId.get(id)?.listing
+  }
+
+  /** The venues whose catalogs the index holds. */
+  venueIds(): Array<string> {
+    return [...this.venues.keys()]
+  }
+
+  /** The ids of one venue's markets in an event, in id order. */
+  eventMembers(venue: string, eventId: string): Array<string> {
+    const entries = this.venues.get(venue)?.entries ?? []
+    return entries
+      .filter((e) => (e.listing.eventId ?? e.id) === eventId)
+      .map((e) => e.id)
+      .sort()
+  }
+
+  /**
+   * The markets of other venues that match the markets of one event: `id` is a market of the event, or
+   * `<venue>:<event_id>`. Undefined when the index holds neither.
+   */
+  matchEvent(id: string): EventAnswer | undefined {
+    const held = this.byId.get(id)
+    const colon = id.indexOf(":")
+    if (colon < 1) return undefined
+    const venue = held?.listing.venue ?? id.slice(0, colon)
+    const eventId = held === undefined ? id.slice(colon + 1) : (held.listing.eventId ?? held.id)
+    const members = this.eventMembers(venue, eventId)
+    if (members.length === 0) return undefined
+    const events: Record<string, Array<string> | null> = { [venue]: members }
+    const eventIds = new Set([`${venue}:${eventId}`])
+    for (const other of this.venues.keys()) if (other !== venue) events[other] = null
+    for (const member of members) {
+      const matched = this.match(member)?.matched
+      if (matched === null || matched === undefined) continue
+      const list = events[matched.venue] ?? []
+      if (!list.includes(matched.id)) list.push(matched.id)
+      events[matched.venue] = list.sort()
+      const listing = this.byId.get(matched.id)?.listing
+      eventIds.add(`${matched.venue}:${listing?.eventId ?? matched.id}`)
+    }
+    return { anchor: id, event_ids: [...eventIds].sort(), events }
+  }
+
   private weight(t: string): number {
     if (t.startsWith("k_")) return 0
     const idf = Math.log(1 + this.total / (1 + (this.df.get(t) ?? 0)))
@@ -381,12 +434,26 @@ export class MatchIndex {
       explain: { anchor: entry.prop, matched, score, rules: null, reason }
     })
     if (entry.prop.kind === "updown") return none("crypto up-or-down: each venue sets its own price to beat")
-    const { top, second, reason } = this.best(entry, target)
-    if (top === undefined) return none(reason)
-    const score = Number(top.score.toFixed(4))
+    const best = this.best(entry, target)
+    const second = best.second
+    let top = best.top
+    if (top === undefined) return none(best.reason)
+    let score = Number(top.score.toFixed(4))
     if (top.score < MIN_SCORE) return none(`closest subject too far (${score})`, top.e.prop, score)
-    if (second !== undefined && second.e.listing.venue === top.e.listing.venue && top.score - second.score < MARGIN)
-      return none(`unsure: ${second.e.id} is as close`, top.e.prop, score)
+    if (second !== undefined && second.e.listing.venue === top.e.listing.venue && top.score - second.score < MARGIN) {
+      // the two sides of one game listed there, one stated as we state it and one as its complement, both answer
+      // the question: the one stated the same way is taken; any other tie is unsure
+      const event = top.e.listing.eventId
+      const sides =
+        top.e.prop.kind === "h2h" &&
+        second.e.prop.kind === "h2h" &&
+        event !== undefined &&
+        second.e.listing.eventId === event &&
+        top.sides !== second.sides
+      if (!sides) return none(`unsure: ${second.e.id} is as close`, top.e.prop, score)
+      top = top.sides === "same" ? top : second
+      score = Number(top.score.toFixed(4))
+    }
     // the answer must see the anchor as its own best match on the anchor's venue
     const back = this.best(top.e, entry.listing.venue).top
     if (back !== undefined && back.e.id !== entry.id && back.score > top.score)

@@ -333,7 +333,9 @@ const headToHead = (text: string): readonly [string, string] | undefined => {
     /^(?:will )?(?:the )?(.+?) (?:vs\.?|v\.?|versus) (?:the )?(.+?)(?:[:?,]| - | on | in |$)/.exec(text) ??
     /^(?:will )?(?:the )?(.+?) (?:beat|defeat|win against|win over|wins? vs\.?) (?:the )?(.+?)(?:[:?,]| - | on | in |$)/.exec(
       text
-    )
+    ) ??
+    // "Away at Home: who wins", "Away at Home winner": a game named by where it is played
+    /^(?:the )?(.+?) (?:at|@) (?:the )?(.+?)(?::? who wins\b|:? winner\b)/.exec(text)
   if (m === null) return undefined
   return [m[1]!, m[2]!]
 }

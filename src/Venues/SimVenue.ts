@@ -3,7 +3,16 @@ import { Clock, Effect, PubSub, Schedule, Schema } from "effect"
 import type { Fixed } from "../Domain/Fixed.ts"
 import type { Capabilities, Venue, VenueEvent, VenueFill, VenueOrder } from "../Services/VenueGateway.ts"
 import { VenueError } from "../Services/VenueGateway.ts"
-import { SimExchange, type SimEvent, type SimFill, type SimOrderResult, type SimOrderView } from "./Sim/Exchange.ts"
+import * as F from "../Domain/Fixed.ts"
+import { generateVenueCatalogs, type SimMarketSpec, simVenueId } from "./Sim/Catalog.ts"
+import {
+  SimExchange,
+  type SimEvent,
+  type SimFees,
+  type SimFill,
+  type SimOrderResult,
+  type SimOrderView
+} from "./Sim/Exchange.ts"
 
 /**
  * A deterministic fault: the `nth` request of `op` (counted from 1 since start) fails with `kind`. A `timeout` with
@@ -25,6 +34,26 @@ export interface SimVenueConfig {
   readonly stepMs: number
   readonly markets: number
   readonly faults?: ReadonlyArray<FaultRule>
+  /** The venue's id (default `sim`). */
+  readonly id?: string
+  /** Its markets, in place of the seeded catalog of `markets` markets. */
+  readonly catalog?: ReadonlyArray<SimMarketSpec>
+  readonly fees?: SimFees
+  /** When the exchange starts (default the Clock's time), so that linked venues step together. */
+  readonly startMs?: number
+}
+
+/**
+ * The fee schedule of the k-th sim venue (from 1): `sim` charges takers 0.07 and makers nothing, `sim2` takers
+ * 0.04 and makers 0.01, `sim3` takers 0.10; then again in turn.
+ */
+export const simVenueFees = (k: number): Required<SimFees> => {
+  const schedules = [
+    { takerRate: F.of("0.07"), makerRate: F.ZERO },
+    { takerRate: F.of("0.04"), makerRate: F.of("0.01") },
+    { takerRate: F.of("0.1"), makerRate: F.ZERO }
+  ] as const
+  return schedules[(k - 1) % schedules.length]!
 }
 
 export const SIM_CAPABILITIES: Capabilities = {
@@ -102,13 +131,16 @@ export interface SimVenue extends Venue {
  */
 export const makeSimVenue = (config: SimVenueConfig) =>
   Effect.gen(function* () {
-    const startMs = yield* Clock.currentTimeMillis
+    const startMs = config.startMs ?? (yield* Clock.currentTimeMillis)
+    const id = config.id ?? "sim"
     const exchange = new SimExchange({
       seed: config.seed,
       startMs,
       catalogStartMs: Math.floor(startMs / DAY_MS) * DAY_MS,
       markets: config.markets,
-      stepMs: config.stepMs
+      stepMs: config.stepMs,
+      ...(config.catalog === undefined ? {} : { catalog: config.catalog }),
+      ...(config.fees === undefined ? {} : { fees: config.fees })
     })
     const events = yield* PubSub.unbounded<VenueEvent>()
     const publish = (out: ReadonlyArray<SimEvent>) => {
@@ -128,15 +160,15 @@ export const makeSimVenue = (config: SimVenueConfig) =>
         const fault = faults.find((f) => f.op === op && f.nth === counts[op])
         const now = yield* Clock.currentTimeMillis
         if (fault !== undefined && !(fault.kind === "timeout" && fault.reached === true)) {
-          return yield* Effect.fail(faultError(fault))
+          return yield* Effect.fail(faultError(id, fault))
         }
         const result = run(now)
         yield* publish(result.events)
-        if (fault !== undefined) return yield* Effect.fail(faultError(fault))
+        if (fault !== undefined) return yield* Effect.fail(faultError(id, fault))
         if (result._tag === "Refused") {
           return yield* Effect.fail(
             new VenueError({
-              venue: "sim",
+              venue: id,
               kind: result.code === "market_closed" ? "market_closed" : "rejected",
               reason: result.reason
             })
@@ -149,7 +181,12 @@ export const makeSimVenue = (config: SimVenueConfig) =>
     const read = <A>(f: () => A) => Effect.map(sync, f)
 
     const venue: SimVenue = {
-      info: { id: "sim", name: "Simulated exchange", book_model: "yes_book", has: SIM_CAPABILITIES },
+      info: {
+        id,
+        name: id === "sim" ? "Simulated exchange" : `Simulated exchange ${id.slice(3)}`,
+        book_model: "yes_book",
+        has: SIM_CAPABILITIES
+      },
       accounts: ["default"],
       exchange,
       markets: read(() => exchange.markets()),
@@ -185,7 +222,7 @@ export const makeSimVenue = (config: SimVenueConfig) =>
     return venue
   })
 
-const faultError = (fault: FaultRule): VenueError => {
+const faultError = (venue: string, fault: FaultRule): VenueError => {
   const reasons = {
     insufficient_funds: "insufficient balance for this order",
     rejected: "order refused by the venue",
@@ -194,9 +231,37 @@ const faultError = (fault: FaultRule): VenueError => {
     unavailable: "service unavailable"
   }
   return new VenueError({
-    venue: "sim",
+    venue,
     kind: fault.kind,
     reason: `${reasons[fault.kind]} (fault plan: ${fault.op} #${fault.nth})`,
     ...(fault.retry_after_s === undefined ? {} : { retryAfterS: fault.retry_after_s })
   })
 }
+
+/**
+ * The embedded sim venues `sim`, `sim2`, … (`count` of them, at least one), started at one instant so that their
+ * linked markets step together: each lists some of `sim`'s propositions in its own words, some the other way round,
+ * with its own fee schedule (`simVenueFees`). The fault plan applies to `sim` alone.
+ */
+export const makeSimVenues = (config: SimVenueConfig & { readonly count: number }) =>
+  Effect.gen(function* () {
+    const startMs = config.startMs ?? (yield* Clock.currentTimeMillis)
+    const count = Math.max(1, Math.floor(config.count))
+    const catalogs = generateVenueCatalogs(config.seed, Math.floor(startMs / DAY_MS) * DAY_MS, config.markets, count)
+    const venues: Array<SimVenue> = []
+    for (const [i, catalog] of catalogs.entries()) {
+      const k = i + 1
+      venues.push(
+        yield* makeSimVenue({
+          seed: config.seed,
+          stepMs: config.stepMs,
+          markets: config.markets,
+          id: simVenueId(k),
+          startMs,
+          ...(count > 1 ? { catalog, fees: simVenueFees(k) } : {}),
+          ...(k === 1 && config.faults !== undefined ? { faults: config.faults } : {})
+        })
+      )
+    }
+    return venues
+  })

@@ -3,6 +3,8 @@ import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, type Scope } from "effect"
 import { type Venue, VenueGateway } from "../Services/VenueGateway.ts"
+import { simVenueId } from "./Sim/Catalog.ts"
+import { type FaultRule, makeSimVenues } from "./SimVenue.ts"
 import { kalshiBuilder } from "./Kalshi/Venue.ts"
 import { configFromEnv as polymarketConfig, makePolymarketVenue } from "./Polymarket/Venue.ts"
 
@@ -76,3 +78,61 @@ export const venuesLayerFromList = (options: {
       return VenueGateway.fromVenues(venues)
     })
   ).pipe(Layer.provide(NodeHttpClient.layer))
+
+/** `--sim-venues`, else `CROSSBOOK_SIM_VENUES`, else 1; anything but a whole number from 1 to 9 is refused. */
+export const simVenueCountFrom = (
+  given: number | undefined,
+  env: string | undefined
+): Effect.Effect<number, string> => {
+  const n = given ?? (env === undefined || env.trim() === "" ? 1 : Number(env))
+  return Number.isInteger(n) && n >= 1 && n <= 9
+    ? Effect.succeed(n)
+    : Effect.fail(`--sim-venues must be a whole number from 1 to 9, not ${given ?? env}`)
+}
+
+/** A venue list with `sim2` … `simN` in place after `sim`; those ids named on their own are left to `sim`'s place. */
+export const withSimVenues = (list: ReadonlyArray<string>, count: number): ReadonlyArray<string> =>
+  list.flatMap((id) =>
+    id === "sim" ? Array.from({ length: count }, (_, i) => simVenueId(i + 1)) : /^sim\d+$/.test(id) ? [] : [id]
+  )
+
+/**
+ * The VenueGateway of a venue list with the embedded sim run as `simVenues` venues (`sim`, `sim2`, …, in `sim`'s
+ * place), made together, once, so that their linked markets step together. The fault plan applies to `sim`.
+ */
+export const servedVenuesLayer = (options: {
+  readonly list: ReadonlyArray<string>
+  readonly env: Env
+  readonly seed: number
+  readonly simVenues: number
+  readonly faults?: ReadonlyArray<FaultRule>
+  readonly others?: VenueBuilders
+}): Layer.Layer<VenueGateway, string> =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.cached(
+        makeSimVenues({
+          seed: options.seed,
+          stepMs: 1000,
+          markets: 24,
+          count: options.simVenues,
+          ...(options.faults === undefined ? {} : { faults: options.faults })
+        })
+      ),
+      (sims) =>
+        venuesLayerFromList({
+          list: withSimVenues(options.list, options.simVenues),
+          env: options.env,
+          sim: Effect.map(sims, (all) => all[0]!),
+          others: {
+            ...options.others,
+            ...Object.fromEntries(
+              Array.from({ length: options.simVenues - 1 }, (_, i) => [
+                simVenueId(i + 2),
+                Effect.map(sims, (all) => all[i + 1]!)
+              ])
+            )
+          }
+        })
+    )
+  )

@@ -9,6 +9,7 @@ import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import type { FaultRule } from "../../src/Venues/SimVenue.ts"
+import type { MatchingClient } from "../../src/Services/MatchingClient.ts"
 
 export const TEST_SEED = 7
 
@@ -40,6 +41,10 @@ export interface TestOptions {
   readonly owner?: string
   /** How often the sim venue's markets move (default 1000 ms). */
   readonly simStepMs?: number
+  /** How many embedded sim venues (`sim`, `sim2`, …); default 1. */
+  readonly simVenues?: number
+  /** The server's matcher, in place of the local matcher over its venues. */
+  readonly matching?: Layer.Layer<MatchingClient>
 }
 
 export const testServices = (files: TestOptions = {}) =>
@@ -47,9 +52,17 @@ export const testServices = (files: TestOptions = {}) =>
     seed: TEST_SEED,
     ...(files.faults === undefined ? {} : { faults: files.faults }),
     ...(files.startingCash === undefined ? {} : { startingCash: files.startingCash }),
+    ...(files.simVenues === undefined ? {} : { simVenues: files.simVenues }),
     ...(files.simStepMs === undefined
       ? {}
-      : { venues: venuesLayer({ seed: TEST_SEED, stepMs: files.simStepMs, faults: files.faults ?? [] }) }),
+      : {
+          venues: venuesLayer({
+            seed: TEST_SEED,
+            stepMs: files.simStepMs,
+            faults: files.faults ?? [],
+            ...(files.simVenues === undefined ? {} : { simVenues: files.simVenues })
+          })
+        }),
     store:
       files.engine === undefined
         ? OrderStore.layerMemory
@@ -67,7 +80,9 @@ export const NodeTestServer = HttpServer.layerTestClient.pipe(
 export const testServer = (files: TestOptions = {}) =>
   HttpServeLive.pipe(
     Layer.provideMerge(ownerLive(files.owner)),
-    Layer.provideMerge(testServices(files)),
+    Layer.provideMerge(
+      files.matching === undefined ? testServices(files) : Layer.provideMerge(files.matching, testServices(files))
+    ),
     Layer.provideMerge(NodeTestServer)
   )
 

@@ -5,7 +5,11 @@ import { Console, Effect } from "effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { ApiError } from "../../src/Domain/Errors.ts"
 import { matchCommand } from "../../src/Matching/Cli.ts"
+import { generateVenueCatalogs } from "../../src/Venues/Sim/Catalog.ts"
 
 /** Runs `crossbook match …` in process and answers what it printed, one string per line. */
 const run = (args: ReadonlyArray<string>) =>
@@ -128,7 +132,7 @@ describe("crossbook match", () => {
 
   it.effect("match ID answers from the catalogs with the side_map and the explanation", () =>
     Effect.gen(function* () {
-      const out = yield* run(["match", "--catalog", kalshi, "--catalog", poly, "kalshi:U3-T4.1"])
+      const out = yield* run(["match", "--catalog", kalshi, "--catalog", poly, "--json", "kalshi:U3-T4.1"])
       const answer = JSON.parse(out[0]!)
       assert.deepStrictEqual(answer.matched, {
         id: "polymarket:0xu3",
@@ -139,6 +143,70 @@ describe("crossbook match", () => {
       assert.strictEqual(answer.explain.matched.quantity.comparator, "le")
       const failed = yield* Effect.flip(run(["match", "--catalog", kalshi, "kalshi:NOPE"]))
       assert.include(String(failed), "kalshi:NOPE")
+      const words = yield* run(["match", "--catalog", kalshi, "--catalog", poly, "kalshi:U3-T4.1"])
+      assert.deepStrictEqual(words, [
+        "kalshi:U3-T4.1 → polymarket:0xu3: flipped (yes→no, no→yes); score 1; rules unknown"
+      ])
     })
+  )
+
+  it.live("without catalogs, the local matcher reads the configured venues: sim run as two venues", () =>
+    Effect.gen(function* () {
+      const day = Math.floor(Date.now() / 86_400_000) * 86_400_000
+      const [, sim2] = generateVenueCatalogs(7, day, 24, 2)
+      const flipped = sim2!.find((s) => s.link!.flipped)!
+      const args = ["match", "--venues", "sim", "--sim-venues", "2", "--sim-seed", "7"]
+      const out = yield* run([...args, "--json", `sim:${flipped.link!.key}`])
+      assert.deepStrictEqual(JSON.parse(out[0]!).matched, {
+        id: `sim2:${flipped.market.nativeId}`,
+        venue: "sim2",
+        side_map: { yes: "no", no: "yes" }
+      })
+      const event = JSON.parse((yield* run([...args, "--event", "--json", `sim:${flipped.link!.key}`]))[0]!)
+      assert.include(event.events.sim2, `sim2:${flipped.market.nativeId}`)
+      assert.include(event.event_ids, `sim:${flipped.market.eventId.toUpperCase()}`)
+      const bad = yield* Effect.flip(run([...args, "no-venue-here"]))
+      assert.include(String(bad), "is not a market id")
+    })
+  )
+
+  it.live("with SERVICE_MATCHING_URL it asks the hosted service, and says what a refused key needs", () =>
+    Effect.gen(function* () {
+      const seen: Array<string | undefined> = []
+      const server = createServer((req, res) => {
+        seen.push(req.headers.authorization)
+        res.setHeader("content-type", "application/json")
+        if (req.headers.authorization !== "Bearer good") {
+          res.writeHead(401)
+          return void res.end(JSON.stringify(ApiError.unauthorized("unknown API key").body))
+        }
+        const id = new URL(req.url ?? "/", "http://x").searchParams.get("id")
+        res.end(JSON.stringify({ anchor: id, event_id: "e", matched: null }))
+      })
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.sync(() => void server.close())
+      )
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const saved = { url: process.env["SERVICE_MATCHING_URL"], key: process.env["SERVICE_API_KEY"] }
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const [k, v] of [
+            ["SERVICE_MATCHING_URL", saved.url],
+            ["SERVICE_API_KEY", saved.key]
+          ] as const) {
+            if (v === undefined) delete process.env[k]
+            else process.env[k] = v
+          }
+        })
+      )
+      process.env["SERVICE_MATCHING_URL"] = url
+      process.env["SERVICE_API_KEY"] = "good"
+      assert.deepStrictEqual(yield* run(["match", "kalshi:ANY"]), ["kalshi:ANY: no match"])
+      process.env["SERVICE_API_KEY"] = "bad"
+      const refused = yield* Effect.flip(run(["match", "kalshi:ANY"]))
+      assert.include(String(refused), "crossbook login")
+      assert.deepStrictEqual(seen, ["Bearer good", "Bearer bad"])
+    }).pipe(Effect.scoped)
   )
 })

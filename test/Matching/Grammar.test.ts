@@ -187,6 +187,33 @@ describe("head-to-head markets", () => {
     ]
     assert.deepStrictEqual(answer(straight, "x:A"), ["y:B", SAME])
   })
+  it("a game named by where it is played ('Away at Home: who wins', 'at … winner') is a head-to-head", () => {
+    const away = [
+      m("x", "A", "Hawks at Eagles: who wins on Sep 13, 2026?", { yesLabel: "Hawks" }),
+      m("y", "B", "Hawks vs. Eagles on September 13, 2026", { yesLabel: "Eagles" })
+    ]
+    assert.deepStrictEqual(answer(away, "x:A"), ["y:B", FLIPPED])
+    const home = [
+      m("x", "A", "Hawks at Eagles Winner? Sep 13, 2026", { yesLabel: "Eagles" }),
+      m("y", "B", "Will the Eagles beat the Hawks on September 13, 2026?")
+    ]
+    assert.deepStrictEqual(answer(home, "x:A"), ["y:B", SAME])
+    // both sides of the game listed there: the one stated as we state it is the answer, not an unsure tie
+    const both = [
+      m("x", "A", "Hawks at Eagles: who wins on Sep 13, 2026?", { yesLabel: "Hawks", eventId: "G1" }),
+      m("x", "B", "Hawks at Eagles: who wins on Sep 13, 2026?", { yesLabel: "Eagles", eventId: "G1" }),
+      m("y", "C", "Hawks vs. Eagles on September 13, 2026", { yesLabel: "Eagles" })
+    ]
+    assert.deepStrictEqual(answer(both, "y:C"), ["x:B", SAME])
+    assert.deepStrictEqual(answer(both, "x:A"), ["y:C", FLIPPED])
+    assert.deepStrictEqual(answer(both, "x:B"), ["y:C", SAME])
+    // a price "at" a time is not a game
+    const price = [
+      m("x", "A", "Will the unemployment rate be above 4.1% at the March 2026 release?"),
+      m("y", "B", "Hawks vs. Eagles on September 13, 2026", { yesLabel: "Eagles" })
+    ]
+    assert.isNull(answer(price, "x:A"))
+  })
 })
 
 describe("multi-candidate events", () => {

@@ -2,6 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ApiErrorWire } from "../../Domain/Errors.ts"
+import { MatchResult } from "../../Services/MatchingClient.ts"
 import { CAPABILITY_KEYS } from "../../Services/VenueGateway.ts"
 import { DecimalString, Millis, Page, PageParams } from "../Schemas.ts"
 
@@ -125,6 +126,25 @@ export const VenuesApi = HttpApiGroup.make("venues")
       .addError(ApiErrorWire, { status: 400 })
       .addError(ApiErrorWire, { status: 404 })
       .addError(ApiErrorWire, { status: 501 })
+  )
+  .add(
+    HttpApiEndpoint.get("matchMarket", "/venues/:venue/markets/:market_id/match")
+      .setPath(MarketPath)
+      .setUrlParams(
+        Schema.Struct({
+          venue: Schema.optional(Schema.String.annotations({ description: "Only a market on this venue" }))
+        })
+      )
+      .addSuccess(MatchResult)
+      .addError(ApiErrorWire, { status: 400 })
+      .addError(ApiErrorWire, { status: 404 })
+      .annotate(
+        OpenApi.Description,
+        "The market on another venue that asks the same question, with the side_map from this market's sides to " +
+          "its sides (`matched: null` when none, or when unsure), and `explain`: both parsed propositions and the " +
+          "rules verdict. From the hosted matcher at SERVICE_MATCHING_URL when set, else the local matcher over " +
+          "the served venues' catalogs."
+      )
   )
   .addError(ApiErrorWire, { status: 502 })
   .addError(ApiErrorWire, { status: 504 })

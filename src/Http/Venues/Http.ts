@@ -1,6 +1,6 @@
 /** Handlers of the public market-data routes. */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
 import { type Book, type Market, mirrorBook, type Trade } from "../../Domain/Market.ts"
@@ -8,6 +8,8 @@ import { checkPageRequest, descendingKey, pageOf } from "../../Domain/Page.ts"
 import { type CapabilityKey, type Venue, VenueGateway } from "../../Services/VenueGateway.ts"
 import { Api } from "../Api.ts"
 import { fromVenueError } from "../../Domain/VenueErrors.ts"
+import { makeLocalMatcher } from "../../Matching/Local.ts"
+import { MatchingClient, type MatchingError } from "../../Services/MatchingClient.ts"
 
 const venueRecord = (venue: Venue) => ({
   id: venue.info.id,
@@ -58,6 +60,11 @@ export const relevance = (market: Market, words: ReadonlyArray<string>): number 
 export const VenuesLive = HttpApiBuilder.group(Api, "venues", (handlers) =>
   Effect.gen(function* () {
     const gateway = yield* VenueGateway
+    // the server's matcher; without one given, the local matcher over these venues' catalogs
+    const matching = Option.getOrElse(
+      yield* Effect.serviceOption(MatchingClient),
+      () => makeLocalMatcher(gateway).client
+    )
 
     const venueOf = (id: string) => {
       const venue = gateway.venue(id)
@@ -175,6 +182,15 @@ export const VenuesLive = HttpApiBuilder.group(Api, "venues", (handlers) =>
           }
         })
       )
+      .handle("matchMarket", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const { venue, market } = yield* marketOf(path.venue, path.market_id)
+          const id = `${venue.info.id}:${market.nativeId}`
+          const answer = yield* Effect.mapError(matching.match(id, urlParams.venue), matchingFailure)
+          if (answer === undefined) return yield* Effect.fail(ApiError.marketNotFound(venue.info.id, path.market_id))
+          return answer
+        })
+      )
       .handle("getTrades", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const { venue, market } = yield* marketOf(path.venue, path.market_id)
@@ -204,3 +220,14 @@ export const VenuesLive = HttpApiBuilder.group(Api, "venues", (handlers) =>
       )
   })
 )
+
+/** A matcher's failure: a refused query is the caller's (400); anything else the matcher's (502, retryable or not). */
+const matchingFailure = (error: MatchingError): ApiError =>
+  error.invalid !== true
+    ? new ApiError({
+        status: 502,
+        code: "venue_error",
+        message: `the matcher failed: ${error.reason}`,
+        details: { venue: null, retryable: error.retryable }
+      })
+    : ApiError.field("venue", error.reason)

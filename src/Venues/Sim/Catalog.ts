@@ -3,10 +3,33 @@ import * as F from "../../Domain/Fixed.ts"
 import type { Market } from "../../Domain/Market.ts"
 import { SeededRandom } from "../../Domain/Random.ts"
 
+/** A market's title and YES label as another venue words it. */
+export interface Wording {
+  readonly title: string
+  readonly subtitle: string
+}
+
+/**
+ * How other venues may list a market: wordings of the same proposition, and wordings of its complement (whose YES
+ * is this market's NO). Only one market of a group of mutually exclusive outcomes carries the complement's wordings,
+ * and only where the complement is a single market (a threshold, a game without a draw).
+ */
+export interface Phrasings {
+  readonly same: ReadonlyArray<Wording>
+  readonly flipped: ReadonlyArray<Wording>
+}
+
 /** A generated market and its initial fair value (on the 0.01 grid, within [0.05, 0.95]). */
 export interface SimMarketSpec {
   readonly market: Market
   readonly fairValue: F.Fixed
+  /** How a second sim venue may word it; absent for markets no other venue lists (crypto prices). */
+  readonly phrasings?: Phrasings
+  /**
+   * Fair values of markets with the same key walk together (one seeded stream per key); a flipped one walks as the
+   * complement. Absent: the market walks on its own stream, as the single sim venue always does.
+   */
+  readonly link?: { readonly key: string; readonly flipped: boolean }
 }
 
 const MINUTE = 60_000
@@ -56,6 +79,8 @@ const dayCode = (c: Civil): string => `${pad2(c.y % 100)}${MONTHS[c.m - 1]}${pad
 const monthCode = (c: Civil): string => `${pad2(c.y % 100)}${MONTHS[c.m - 1]}`
 /** `Dec 3, 2026` */
 const longDay = (c: Civil): string => `${MONTH_NAMES[c.m - 1]!.slice(0, 3)} ${c.d}, ${c.y}`
+/** `December 3, 2026` */
+const fullDay = (c: Civil): string => `${MONTH_NAMES[c.m - 1]} ${c.d}, ${c.y}`
 const monthYear = (c: Civil): string => `${MONTH_NAMES[c.m - 1]} ${c.y}`
 const thousands = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
 /** Hundredths with two places: 425 → "4.25", 400 → "4.00". */
@@ -70,6 +95,7 @@ interface Draft {
   readonly subtitle: string
   readonly title: string
   readonly cents: number
+  readonly phrasings?: Phrasings
 }
 
 interface EventDraft {
@@ -117,7 +143,29 @@ const fed: EventMaker = (rng, today) => {
         suffix: `T${t}`,
         title: `Fed funds upper bound above ${t}% after the ${monthYear(c)} meeting?`,
         subtitle: `Above ${t}%`,
-        cents
+        cents,
+        phrasings: {
+          same: [
+            {
+              title: `Will the fed funds rate's upper bound be higher than ${t}% after the ${monthYear(c)} decision?`,
+              subtitle: `More than ${t}%`
+            },
+            {
+              title: `Federal funds target upper bound greater than ${t}% after the ${monthYear(c)} FOMC meeting?`,
+              subtitle: `Above ${t}%`
+            }
+          ],
+          flipped: [
+            {
+              title: `Fed funds upper bound at or below ${t}% after the ${monthYear(c)} meeting?`,
+              subtitle: `${t}% or lower`
+            },
+            {
+              title: `Will the upper bound of the fed funds rate be ${t}% or less after the ${monthYear(c)} meeting?`,
+              subtitle: `${t}% or less`
+            }
+          ]
+        }
       }
     })
   }
@@ -138,7 +186,21 @@ const cpi: EventMaker = (rng, today) => {
         suffix: `T${t}`,
         title: `CPI up more than ${t}% month over month in the ${monthYear(c)} release?`,
         subtitle: `Above ${t}%`,
-        cents
+        cents,
+        phrasings: {
+          same: [
+            {
+              title: `${monthYear(c)} CPI release: up more than ${t}% month over month?`,
+              subtitle: `Above ${t}%`
+            }
+          ],
+          flipped: [
+            {
+              title: `${monthYear(c)} CPI release: up ${t}% or less month over month?`,
+              subtitle: `${t}% or lower`
+            }
+          ]
+        }
       }
     })
   }
@@ -169,7 +231,11 @@ const weatherOn = (rng: SeededRandom, city: (typeof CITIES)[number], day: number
         suffix: `B${t}`,
         title: `Highest temperature in ${city.name} on ${longDay(c)}?`,
         subtitle: `${t}° to ${t + 1}°`,
-        cents
+        cents,
+        phrasings: {
+          same: [{ title: `${city.name} daily high temperature on ${fullDay(c)}`, subtitle: `${t}-${t + 1}°F` }],
+          flipped: []
+        }
       }
     })
   }
@@ -275,8 +341,19 @@ const game =
     const homeCents = rng.int(league.draw ? 25 : 30, league.draw ? 55 : 72)
     const drawCents = league.draw ? rng.int(18, 30) : 0
     const awayCents = 100 - homeCents - drawCents - rng.int(0, 2)
+    // another venue lists a game without a draw once, as "away vs. home", its YES either team
+    const versus = `${aName} vs. ${hName} on ${fullDay(c)}`
+    const phrasings: Phrasings | undefined = league.draw
+      ? undefined
+      : { same: [{ title: versus, subtitle: aName }], flipped: [{ title: versus, subtitle: hName }] }
     const markets: Array<Draft> = [
-      { suffix: aCode, title, subtitle: aName, cents: clampCents(awayCents) },
+      {
+        suffix: aCode,
+        title,
+        subtitle: aName,
+        cents: clampCents(awayCents),
+        ...(phrasings === undefined ? {} : { phrasings })
+      },
       { suffix: hCode, title, subtitle: hName, cents: clampCents(homeCents) }
     ]
     if (league.draw) markets.push({ suffix: "TIE", title, subtitle: "Draw", cents: clampCents(drawCents) })
@@ -308,7 +385,21 @@ const special: EventMaker = (rng, today) => {
     category: "Politics",
     closeTime: day * DAY + DAY + 3 * HOUR,
     markets: [
-      { suffix: "D", title, subtitle: "Democratic Party", cents: clampCents(dem) },
+      {
+        suffix: "D",
+        title,
+        subtitle: "Democratic Party",
+        cents: clampCents(dem),
+        phrasings: {
+          same: [
+            {
+              title: `${state} ${ordinal(district)} district special election on ${fullDay(c)}: which party wins?`,
+              subtitle: "Democrats"
+            }
+          ],
+          flipped: []
+        }
+      },
       { suffix: "R", title, subtitle: "Republican Party", cents: clampCents(100 - dem - rng.int(0, 2)) }
     ]
   }
@@ -328,7 +419,21 @@ const approval: EventMaker = (rng, today) => {
       suffix: `T${first + i}`,
       title: `Presidential approval above ${first + i}% in the polling average on ${longDay(c)}?`,
       subtitle: `Above ${first + i}%`,
-      cents
+      cents,
+      phrasings: {
+        same: [
+          {
+            title: `Will the president's approval rating be above ${first + i}% on ${fullDay(c)}?`,
+            subtitle: `More than ${first + i}%`
+          }
+        ],
+        flipped: [
+          {
+            title: `Presidential approval ${first + i}% or lower in the polling average on ${fullDay(c)}?`,
+            subtitle: `${first + i}% or lower`
+          }
+        ]
+      }
     }))
   }
 }
@@ -357,7 +462,16 @@ const boxOffice: EventMaker = (rng, today) => {
         suffix: `T${t}`,
         title: `${film} opening weekend domestic box office above $${t}M?`,
         subtitle: `Above $${t}M`,
-        cents
+        cents,
+        phrasings: {
+          same: [
+            {
+              title: `Will ${film} gross more than $${t} million in its domestic opening weekend?`,
+              subtitle: `More than $${t}M`
+            }
+          ],
+          flipped: [{ title: `${film} domestic opening weekend $${t}M or less?`, subtitle: `$${t}M or less` }]
+        }
       }
     })
   }
@@ -378,7 +492,21 @@ const critics: EventMaker = (rng, today) => {
         suffix: `T${t}`,
         title: `${film} Rotten Tomatoes score above ${t}% a week after release?`,
         subtitle: `Above ${t}%`,
-        cents
+        cents,
+        phrasings: {
+          same: [
+            {
+              title: `Will ${film} have a Rotten Tomatoes score above ${t}% one week after release?`,
+              subtitle: `More than ${t}%`
+            }
+          ],
+          flipped: [
+            {
+              title: `${film} Rotten Tomatoes score ${t}% or lower a week after release?`,
+              subtitle: `${t}% or lower`
+            }
+          ]
+        }
       }
     })
   }
@@ -443,7 +571,12 @@ export const generateMarkets = (seed: number, startMs: number, count = 24): Read
         lot: F.ONE,
         result
       }
-      out.push({ market, fairValue: (m.cents * CENT) as F.Fixed })
+      const fairValue = (m.cents * CENT) as F.Fixed
+      out.push(
+        status === "open" && m.phrasings !== undefined
+          ? { market, fairValue, phrasings: m.phrasings }
+          : { market, fairValue }
+      )
     }
   }
   const specials = count >= 6
@@ -468,4 +601,55 @@ export const generateMarkets = (seed: number, startMs: number, count = 24): Read
   return out.sort((a, b) =>
     a.market.nativeId < b.market.nativeId ? -1 : a.market.nativeId > b.market.nativeId ? 1 : 0
   )
+}
+
+/** The id of the k-th embedded sim venue (from 1): `sim`, `sim2`, `sim3`, … */
+export const simVenueId = (k: number): string => (k === 1 ? "sim" : `sim${k}`)
+
+/** Share of the first venue's open markets (those another venue may list) that each other sim venue lists. */
+const LISTED = 0.8
+/** Share of those it states the other way round, where the proposition has a single-market complement. */
+const STATED_FLIPPED = 0.4
+
+/**
+ * The catalogs of `venues` sim venues. The first is `generateMarkets`' own; each other one lists a seeded share of
+ * its open markets, each in one of the other wordings, some as the complement (YES of one = NO of the other), with
+ * the fair value tied to the first venue's (the complement's for a flipped one) and walking with it. With one venue
+ * the catalog is exactly `generateMarkets`', unlinked. Same seed, start and count ⇒ same catalogs.
+ */
+export const generateVenueCatalogs = (
+  seed: number,
+  startMs: number,
+  count: number,
+  venues: number
+): ReadonlyArray<ReadonlyArray<SimMarketSpec>> => {
+  const base = generateMarkets(seed, startMs, count)
+  if (venues <= 1) return [base]
+  const first = base.map((spec) =>
+    spec.phrasings === undefined ? spec : { ...spec, link: { key: spec.market.nativeId, flipped: false } }
+  )
+  const out: Array<ReadonlyArray<SimMarketSpec>> = [first]
+  for (let k = 2; k <= venues; k++) {
+    const venue = simVenueId(k)
+    const rng = SeededRandom.derive(seed, `catalog:${venue}`)
+    const specs: Array<SimMarketSpec> = []
+    for (const spec of base) {
+      const phrasings = spec.phrasings
+      if (phrasings === undefined) continue
+      const listed = rng.chance(LISTED)
+      const flipped = phrasings.flipped.length > 0 && rng.chance(STATED_FLIPPED)
+      const choices = flipped ? phrasings.flipped : phrasings.same
+      const wording = choices[rng.int(0, choices.length - 1)]
+      if (!listed || wording === undefined) continue
+      const m = spec.market
+      const nativeId = `${m.nativeId.toLowerCase()}${flipped ? "-no" : ""}`
+      specs.push({
+        market: { ...m, venue, nativeId, eventId: m.eventId.toLowerCase(), ...wording },
+        fairValue: flipped ? F.sub(F.ONE, spec.fairValue) : spec.fairValue,
+        link: { key: m.nativeId, flipped }
+      })
+    }
+    out.push(specs.sort((a, b) => (a.market.nativeId < b.market.nativeId ? -1 : 1)))
+  }
+  return out
 }

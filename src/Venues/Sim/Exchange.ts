@@ -2,7 +2,7 @@
 import * as F from "../../Domain/Fixed.ts"
 import type { Book, Market, Side, Trade } from "../../Domain/Market.ts"
 import { SeededRandom } from "../../Domain/Random.ts"
-import { generateMarkets } from "./Catalog.ts"
+import { generateMarkets, type SimMarketSpec } from "./Catalog.ts"
 import { type Match, OrderBook, type OwnOrder, type Quote, type TimeInForce } from "./OrderBook.ts"
 
 export type { TimeInForce } from "./OrderBook.ts"
@@ -45,6 +45,8 @@ export interface SimExchangeOptions {
   /** Default 1000. */
   readonly stepMs?: number
   readonly fees?: SimFees
+  /** The markets, in place of `generateMarkets(seed, catalogStartMs, markets)`. */
+  readonly catalog?: ReadonlyArray<SimMarketSpec>
 }
 
 /** An own order as asked for; `tif` defaults to gtc, `clientOrderId` to the order id. */
@@ -144,6 +146,8 @@ interface MarketState {
   market: Market
   readonly book: OrderBook
   readonly rng: SeededRandom
+  /** A linked market's fair-value walk: a stream shared by its key, walked as the complement when flipped. */
+  readonly walk: { readonly rng: SeededRandom; readonly flipped: boolean } | undefined
   /** Fair value in ticks. */
   fv: number
   readonly anchor: number
@@ -197,7 +201,8 @@ export class SimExchange {
     this.clock = options.startMs
     this.takerRate = options.fees?.takerRate ?? TAKER_FEE_RATE
     this.makerRate = options.fees?.makerRate ?? F.ZERO
-    const specs = generateMarkets(options.seed, options.catalogStartMs ?? options.startMs, options.markets ?? 24)
+    const specs =
+      options.catalog ?? generateMarkets(options.seed, options.catalogStartMs ?? options.startMs, options.markets ?? 24)
     for (const spec of specs) {
       const market = spec.market
       const fv = Math.round(spec.fairValue / market.tick)
@@ -205,6 +210,10 @@ export class SimExchange {
         market,
         book: new OrderBook(),
         rng: SeededRandom.derive(options.seed, market.nativeId),
+        walk:
+          spec.link === undefined
+            ? undefined
+            : { rng: SeededRandom.derive(options.seed, `walk:${spec.link.key}`), flipped: spec.link.flipped },
         fv,
         anchor: fv,
         maxTicks: Math.round(F.ONE / market.tick),
@@ -475,15 +484,20 @@ export class SimExchange {
 
   /** Fair-value walk in ticks: mostly 0–2 ticks, sometimes a jump, mildly pulled back to where it started. */
   private walk(s: MarketState): void {
-    const rng = s.rng
+    const rng = s.walk?.rng ?? s.rng
+    // a flipped market walks its complement, so that it moves exactly as the market it is linked to
+    const flipped = s.walk?.flipped ?? false
+    const fv = flipped ? s.maxTicks - s.fv : s.fv
+    const anchor = flipped ? s.maxTicks - s.anchor : s.anchor
     const u = rng.nextFloat()
     const direction = rng.nextFloat()
     const jump = rng.int(3, 8)
     const d = u < 0.01 ? jump : u < 0.11 ? 2 : u < 0.41 ? 1 : 0
-    const distance = s.fv - s.anchor
+    const distance = fv - anchor
     const pullDown = Math.min(0.3, Math.abs(distance) / 50)
     const up = distance > 0 ? direction >= 0.5 + pullDown : distance < 0 ? direction < 0.5 + pullDown : direction < 0.5
-    s.fv = Math.max(2, Math.min(s.maxTicks - 2, s.fv + (up ? d : -d)))
+    const next = Math.max(2, Math.min(s.maxTicks - 2, fv + (up ? d : -d)))
+    s.fv = flipped ? s.maxTicks - next : next
   }
 
   /** Re-lays the maker's five levels each side around the fair value (spread 1–3 ticks). */
