@@ -1,11 +1,14 @@
 /** `crossbook match ID` and `crossbook match eval`: the local matcher over catalog files, or the configured matcher. */
 import { Args, Command, Options } from "@effect/cli"
-import { FetchHttpClient, FileSystem } from "@effect/platform"
-import { Console, Effect, Layer, Option } from "effect"
-import { MatchingClient } from "../Services/MatchingClient.ts"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { serviceUrl } from "../Client.ts"
-import { evaluate, parseCatalog, parsePairs } from "./Eval.ts"
-import { MatchIndex } from "./Matcher.ts"
+
+// The matcher, the evaluation and the hosted client load when a match command runs, not with the command tree.
+const matcher = Effect.promise(() => import("./Matcher.ts"))
+const evaluation = Effect.promise(() => import("./Eval.ts"))
 
 const catalogs = Options.file("catalog").pipe(
   Options.withDescription("A catalog of markets, one JSON record a line (venue, native_id, title, rules?, yes_label?)"),
@@ -16,6 +19,8 @@ const catalogs = Options.file("catalog").pipe(
 const loadIndex = (files: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    const { MatchIndex } = yield* matcher
+    const { parseCatalog } = yield* evaluation
     const index = new MatchIndex()
     for (const file of files) {
       const text = yield* fs.readFileString(file)
@@ -38,6 +43,7 @@ const evalCommand = Command.make(
     Effect.gen(function* () {
       if (catalogs.length === 0) return yield* Effect.fail(new Error("match eval needs at least one --catalog FILE"))
       const index = yield* loadIndex(catalogs)
+      const { evaluate, parsePairs } = yield* evaluation
       const fs = yield* FileSystem.FileSystem
       const text = yield* fs.readFileString(pairs)
       const cases = yield* Effect.try({
@@ -78,6 +84,9 @@ export const matchCommand = Command.make(
       }
       const hosted = process.env["SERVICE_MATCHING_URL"]
       if (hosted !== undefined && hosted !== "") {
+        const { MatchingClient } = yield* Effect.promise(() => import("../Services/MatchingClient.ts"))
+        const { FetchHttpClient } = yield* Effect.promise(() => import("@effect/platform"))
+        const { Layer } = yield* Effect.promise(() => import("effect"))
         const client = yield* Effect.provide(
           MatchingClient,
           MatchingClient.layerHosted({ url: hosted, apiKey: process.env["SERVICE_API_KEY"] }).pipe(
