@@ -85,8 +85,9 @@ export const matchCommand = Command.make(
       const hosted = process.env["SERVICE_MATCHING_URL"]
       if (hosted !== undefined && hosted !== "") {
         const { MatchingClient } = yield* Effect.promise(() => import("../Services/MatchingClient.ts"))
-        const { FetchHttpClient } = yield* Effect.promise(() => import("@effect/platform"))
-        const { Layer } = yield* Effect.promise(() => import("effect"))
+        // By module, not from the packages' indexes: importing an index whole would keep every module of it.
+        const FetchHttpClient = yield* Effect.promise(() => import("@effect/platform/FetchHttpClient"))
+        const Layer = yield* Effect.promise(() => import("effect/Layer"))
         const client = yield* Effect.provide(
           MatchingClient,
           MatchingClient.layerHosted({ url: hosted, apiKey: process.env["SERVICE_API_KEY"] }).pipe(
