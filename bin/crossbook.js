@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// The `crossbook` command: runs sim/main.ts (the server and simulation commands) through tsx's loaders, both of them,
-// so that a strategy module outside an ES module package loads as well.
-import { register } from "tsx/esm/api"
-import { register as registerCommonJs } from "tsx/cjs/api"
+// The `crossbook` command: the compiled JavaScript in dist/ (`npm run build`, run by `npm ci` and before `npm pack`).
+import { existsSync } from "node:fs"
 
-register()
-registerCommonJs()
-await import("../sim/main.ts")
+const entry = new URL("../dist/crossbook.js", import.meta.url)
+if (!existsSync(entry)) {
+  process.stderr.write("crossbook: not built: run `npm run build` in the project folder (`npm ci` runs it)\n")
+  process.exit(1)
+}
+await import(entry.href)

@@ -11,6 +11,7 @@ import { largestParentFigures } from "./bench/largest.ts"
 import { matchingFigures } from "./bench/matching.ts"
 import { parentFigures } from "./bench/parents.ts"
 import { serverFigures } from "./bench/server.ts"
+import { startupFigures } from "./bench/startup.ts"
 import * as F from "../src/Domain/Fixed.ts"
 import type { MarketView, ParentSpec } from "../src/Engine/Core.ts"
 import { stopMarket, validateStopMarket } from "../src/Engine/Stop.ts"
@@ -162,7 +163,12 @@ for (const f of await parentFigures()) report(f)
 progress("matching")
 for (const f of matchingFigures()) report(f)
 
-// 6. The server under load against a bare node:http server.
+// 6. Start-up of the shipped command line (built first, so the server below runs the current sources too):
+//    `--help` against `node -e 0`, and `serve` to its first /health answer against a bare node:http server.
+progress("build and start-up")
+for (const f of await startupFigures()) report(f)
+
+// 7. The server under load against a bare node:http server.
 progress("server under autocannon")
 for (const f of await serverFigures()) report(f)
 

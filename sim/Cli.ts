@@ -1,18 +1,20 @@
 /** The `crossbook sim …` commands: replay a tape with a scenario, and (with the converters) make tapes. */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Data, Effect, Option, Schema } from "effect"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { resolve } from "node:path"
-import { backtest } from "./Backtest.ts"
-import { convertKalshi } from "./convert/Kalshi.ts"
-import { renderReport } from "./Report.ts"
-import { strategyFromModule } from "./Strategy.ts"
-import { convertPolymarket } from "./convert/Polymarket.ts"
-import { generateTape } from "./Generator.ts"
-import { replay, Scenario } from "./Replay.ts"
-import { formatTape } from "./Tape.ts"
+
+/**
+ * The modules a command runs on, loaded when it runs: the engine, the desk and the converters stay out of `--help`
+ * and of the commands that do not use them.
+ */
+const load = <A>(module: () => Promise<A>) => Effect.promise(module)
 
 /** A failure the user can act on; the entry point prints its message as one sentence on stderr and exits 1. */
 class SimError extends Data.TaggedError("SimError")<{ readonly message: string }> {}
@@ -42,6 +44,33 @@ const badTape = (file: string) =>
         )
   })
 
+/**
+ * A strategy module, loaded: JavaScript as it is; TypeScript (an ES module or CommonJS) through tsx, which the
+ * project's own install has and an installed package asks for.
+ */
+const importStrategy = (file: string) => {
+  const url = pathToFileURL(resolve(file)).href
+  const failed = (error: unknown) =>
+    new SimError({ message: `the strategy ${file} does not load: ${firstLine(error)}` })
+  if (!/\.[cm]?tsx?$/.test(file)) {
+    return Effect.tryPromise({ try: () => import(url) as Promise<Record<string, unknown>>, catch: failed })
+  }
+  return Effect.tryPromise({
+    try: () => import("tsx/esm/api"),
+    catch: () =>
+      new SimError({
+        message: `the strategy ${file} is TypeScript, which needs tsx: \`npm install tsx\` beside crossbook, or compile it to JavaScript`
+      })
+  }).pipe(
+    Effect.flatMap((tsx) =>
+      Effect.tryPromise({
+        try: () => tsx.tsImport(url, import.meta.url) as Promise<Record<string, unknown>>,
+        catch: failed
+      })
+    )
+  )
+}
+
 const seed = Options.integer("seed").pipe(Options.withDescription("Seed of the run"), Options.withDefault(1))
 
 const replayCommand = Command.make(
@@ -60,6 +89,7 @@ const replayCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
+      const { replay, Scenario } = yield* load(() => import("./Replay.ts"))
       const tape = yield* readText(o.tape, "tape")
       const orders = Option.isSome(o.orders)
         ? yield* Effect.flatMap(readText(o.orders.value, "scenario"), (text) =>
@@ -104,6 +134,8 @@ const generateCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
+      const { generateTape } = yield* load(() => import("./Generator.ts"))
+      const { formatTape } = yield* load(() => import("./Tape.ts"))
       const { header, events } = generateTape({ seed: o.seed, markets: o.markets, durationS: o.durationS })
       writeFileSync(o.out, formatTape(header, events))
       yield* Console.log(`wrote ${events.length} events for ${header.markets.length} markets to ${o.out}`)
@@ -119,6 +151,9 @@ const convertCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
+      const { convertKalshi } = yield* load(() => import("./convert/Kalshi.ts"))
+      const { convertPolymarket } = yield* load(() => import("./convert/Polymarket.ts"))
+      const { formatTape } = yield* load(() => import("./Tape.ts"))
       const text = yield* readText(o.input, "recording")
       const { header, events, report } = yield* orFail(`${o.input} is not a ${o.from} recording`, () =>
         o.from === "kalshi" ? convertKalshi(text) : convertPolymarket(text)
@@ -160,10 +195,12 @@ export const backtestCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
-      const module = yield* Effect.tryPromise({
-        try: () => import(pathToFileURL(resolve(o.strategy)).href) as Promise<Record<string, unknown>>,
-        catch: (error) => new SimError({ message: `the strategy ${o.strategy} does not load: ${firstLine(error)}` })
-      })
+      const { backtest } = yield* load(() => import("./Backtest.ts"))
+      const { renderReport } = yield* load(() => import("./Report.ts"))
+      const { strategyFromModule } = yield* load(() => import("./Strategy.ts"))
+      const { generateTape } = yield* load(() => import("./Generator.ts"))
+      const { formatTape } = yield* load(() => import("./Tape.ts"))
+      const module = yield* importStrategy(o.strategy)
       const loaded = strategyFromModule(module)
       if ("error" in loaded) {
         return yield* new SimError({

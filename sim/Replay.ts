@@ -2,7 +2,7 @@
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { createHash } from "node:crypto"
 import * as F from "../src/Domain/Fixed.ts"
-import { serverServices } from "../src/Cli.ts"
+import { serverServices } from "../src/Stack.ts"
 import { Engine as EngineTag, type Engine } from "../src/Engine/Engine.ts"
 import { Auth } from "../src/Services/Auth.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"

@@ -1,6 +1,7 @@
 /** The home folder: `$CROSSBOOK_HOME`, else `~/.crossbook`, created 0700, its files 0600, owned by one server at a time. */
 import Database from "better-sqlite3"
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join, resolve } from "node:path"

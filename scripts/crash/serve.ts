@@ -34,9 +34,19 @@ export interface Serve {
   readonly ended: Promise<Ended>
 }
 
-/** Runs `crossbook <args>` with the environment given; answers as soon as it has started. */
+/**
+ * The arguments to `node` that run `crossbook <args>` from the sources (through tsx), so a test exercises the code as
+ * it is now and never an older build in dist/.
+ */
+export const crossbookFromSources = (args: ReadonlyArray<string>): Array<string> => [
+  join(ROOT, "bin/run-ts.js"),
+  join(ROOT, "sim/main.ts"),
+  ...args
+]
+
+/** Runs `crossbook <args>` (from the sources) with the environment given; answers as soon as it has started. */
 export const spawnCrossbook = (args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const child = spawn(process.execPath, [join(ROOT, "bin/crossbook.js"), ...args], {
+  const child = spawn(process.execPath, crossbookFromSources(args), {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"]

@@ -9,8 +9,12 @@ import { admit, end, execute, place } from "./Placement.ts"
 import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { dueById, rewatch, viewOf, wakeFor } from "./Wake.ts"
 
-/** Feeds one input to a parent's core and carries out its commands; the state is written before they go out. */
-export const feed = (d: Driver, rt: Runtime, input: Input): Effect.Effect<void> =>
+/**
+ * Feeds one input to a parent's core and carries out its commands; the state is written before they go out. With
+ * `savedAfter` the caller writes the parent once the input is taken in, so a step that sends nothing (a fill of a
+ * resting child, its acceptance) writes nothing of its own: one write per input.
+ */
+export const feed = (d: Driver, rt: Runtime, input: Input, savedAfter = false): Effect.Effect<void> =>
   Effect.gen(function* () {
     if (rt.done) return
     const lazy = input._tag === "Market" || rt.ending !== null ? undefined : d.lazyBands.get(rt.id)
@@ -18,7 +22,7 @@ export const feed = (d: Driver, rt: Runtime, input: Input): Effect.Effect<void> 
       // The market as it is now, first, if it left a lazy band since the parent last saw it.
       const view = yield* viewOf(d, rt.marketId)
       if (view !== undefined && lazy.some((b) => wakes(b, view))) {
-        yield* feed(d, rt, { _tag: "Market", ts: input.ts, view })
+        yield* feed(d, rt, { _tag: "Market", ts: input.ts, view }, savedAfter)
         if (rt.done) return
       }
     }
@@ -27,7 +31,7 @@ export const feed = (d: Driver, rt: Runtime, input: Input): Effect.Effect<void> 
     rt.state = step.state
     admit(rt, step.commands)
     rewatch(d, rt)
-    yield* persist(d, rt)
+    if (!savedAfter || step.commands.some((c) => c._tag !== "SetTimer")) yield* persist(d, rt)
     yield* execute(d, rt, step.commands)
     yield* completeIfQuiet(d, rt)
   })
@@ -57,34 +61,43 @@ export const onChildUpdate = (d: Driver, update: ChildUpdate) =>
     if (child.orderId === null) child.orderId = update.order.id
     child.seen = takeAmounts(d, rt, child.spec.role, child.seen, update.order)
     const ts = update.order.updatedAt
+    // Each feed below leaves the write to the save at the end: the parent's record and state once per update.
     if (update.fill !== undefined) {
-      yield* feed(d, rt, {
-        _tag: "ChildFill",
-        ts: update.fill.ts,
-        child: n,
-        fillId: update.fill.id,
-        price: update.fill.price,
-        amount: update.fill.amount
-      })
+      yield* feed(
+        d,
+        rt,
+        {
+          _tag: "ChildFill",
+          ts: update.fill.ts,
+          child: n,
+          fillId: update.fill.id,
+          price: update.fill.price,
+          amount: update.fill.amount
+        },
+        true
+      )
     }
     if (TERMINAL.has(update.order.status) && child.status !== "done") {
       drop(rt, child)
       const detail = update.order.info["detail"]
-      if (rt.ending !== null) {
-        yield* persist(d, rt)
-      } else {
-        yield* feed(d, rt, {
-          _tag: "ChildDone",
-          ts,
-          child: n,
-          status: update.order.status as "closed" | "canceled" | "expired" | "rejected",
-          filled: update.order.filled,
-          reason: typeof detail === "string" ? detail : null
-        })
+      if (rt.ending === null) {
+        yield* feed(
+          d,
+          rt,
+          {
+            _tag: "ChildDone",
+            ts,
+            child: n,
+            status: update.order.status as "closed" | "canceled" | "expired" | "rejected",
+            filled: update.order.filled,
+            reason: typeof detail === "string" ? detail : null
+          },
+          true
+        )
       }
     } else if (update.order.status === "open" && child.status === "placing") {
       child.status = "live"
-      yield* feed(d, rt, { _tag: "ChildAccepted", ts, child: n })
+      yield* feed(d, rt, { _tag: "ChildAccepted", ts, child: n }, true)
     }
     yield* save(d, rt)
     yield* completeIfQuiet(d, rt)

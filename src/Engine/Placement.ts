@@ -30,8 +30,16 @@ export const end = (d: Driver, rt: Runtime, status: NonNullable<Runtime["ending"
     yield* completeIfQuiet(d, rt)
   })
 
-/** Places a child through the desk; a retryable refusal tries again later, any other ends the parent. */
-export const place = (d: Driver, rt: Runtime, child: ChildRecord): Effect.Effect<void> =>
+/**
+ * Places a child through the desk; a retryable refusal tries again later, any other ends the parent (after
+ * `beforeEnd`: the news of the step that asked for the child, so the journal tells them before the end).
+ */
+export const place = (
+  d: Driver,
+  rt: Runtime,
+  child: ChildRecord,
+  beforeEnd: Effect.Effect<void> = Effect.void
+): Effect.Effect<void> =>
   Effect.gen(function* () {
     if (rt.ending !== null || rt.done) {
       drop(rt, child)
@@ -91,6 +99,7 @@ export const place = (d: Driver, rt: Runtime, child: ChildRecord): Effect.Effect
       return
     }
     drop(rt, child)
+    yield* beforeEnd
     yield* end(d, rt, "rejected", `child ${spec.child} was refused: ${error.message}`)
   })
 
@@ -111,15 +120,36 @@ export const admit = (rt: Runtime, commands: ReadonlyArray<Command>) => {
   }
 }
 
-/** Carries out a step's commands in order. */
+/**
+ * Carries out a step's commands in order, except the parent's own news: a `Trigger` (the record's new status) and the
+ * `Emit`s are written after the step's placements and cancels, so a child that fires goes out after one write (the
+ * state that files it) instead of three. They are written before a `Finish`, and at the latest when the step ends.
+ */
 export const execute = (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>): Effect.Effect<void> =>
   Effect.gen(function* () {
+    let triggered = false
+    const events: Array<{ kind: string; payload: Readonly<Record<string, unknown>> }> = []
+    const news = Effect.gen(function* () {
+      if (triggered) {
+        triggered = false
+        // The record and the first event in one write.
+        const first = events.shift()
+        yield* save(
+          d,
+          rt,
+          "order.updated",
+          undefined,
+          first === undefined ? undefined : () => ({ kind: first.kind, payload: { ...first.payload } })
+        )
+      }
+      for (const event of events.splice(0)) yield* emit(d, rt, event.kind, event.payload)
+    })
     for (const command of commands) {
       switch (command._tag) {
         case "Trigger":
           if (!rt.triggered && rt.ending === null) {
             rt.triggered = true
-            yield* save(d, rt)
+            triggered = true
           }
           break
         case "Place": {
@@ -130,7 +160,7 @@ export const execute = (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>
             drop(rt, child)
             break
           }
-          yield* place(d, rt, child)
+          yield* place(d, rt, child, news)
           break
         }
         case "Cancel": {
@@ -147,11 +177,13 @@ export const execute = (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>
           }
           break
         case "Emit":
-          yield* emit(d, rt, command.kind, command.payload)
+          events.push({ kind: command.kind, payload: command.payload })
           break
         case "Finish":
+          yield* news
           yield* end(d, rt, command.status, command.detail)
           break
       }
     }
+    yield* news
   })

@@ -5,15 +5,30 @@
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect } from "effect"
+import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
-import { extname, join, resolve, sep } from "node:path"
+import { dirname, extname, join, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { ApiError } from "../Domain/Errors.ts"
 import { respond } from "./Errors.ts"
 
-/** Where the built dashboard is: `ui/dist` beside `src/`, unless a test points elsewhere. */
+/**
+ * The project's `ui/dist`: the first folder up from this module (in `src/Http/` when run from the sources, in
+ * `dist/` or one of its chunks when built) that holds a `ui/` beside a `package.json`.
+ */
+const builtUi = (): string => {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "ui"))) return join(dir, "ui", "dist")
+    const up = dirname(dir)
+    if (up === dir) return fileURLToPath(new URL("../../ui/dist", import.meta.url))
+    dir = up
+  }
+}
+
+/** Where the built dashboard is: the project's `ui/dist`, unless a test points elsewhere. */
 export class UiDirectory extends Context.Reference<UiDirectory>()("crossbook/UiDirectory", {
-  defaultValue: () => fileURLToPath(new URL("../../ui/dist", import.meta.url))
+  defaultValue: builtUi
 }) {}
 
 export const CONTENT_TYPES: Readonly<Record<string, string>> = {

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { holdingServer } from "../../src/Cli.ts"
+import { holdingServer } from "../../src/Stack.ts"
 
 describe("the port serve binds before it starts", () => {
   it.live("a request that arrives before the API is attached waits for it and gets its answer", () =>

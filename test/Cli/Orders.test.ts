@@ -5,13 +5,14 @@ import { execFile } from "node:child_process"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { crossbookFromSources } from "../../scripts/crash/serve.ts"
 import { OwnerToken, request, testServer } from "../Http/TestServer.ts"
 
 const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
     execFile(
       process.execPath,
-      ["bin/crossbook.js", ...args],
+      crossbookFromSources(args),
       { env: { ...process.env, ...env }, cwd: join(import.meta.dirname, "../..") },
       (error, stdout, stderr) =>
         resume(Effect.succeed({ code: error === null ? 0 : (error.code as number), stdout, stderr }))

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope, TestClock, TestContext } from "effect"
-import { authLayer, deskServices } from "../../src/Cli.ts"
+import { authLayer, deskServices } from "../../src/Stack.ts"
 import { renderOrder } from "../../src/Domain/Order.ts"
 import { type CreateInput, Engine } from "../../src/Engine/Engine.ts"
 import { REGISTRY } from "../../src/Engine/Registry.ts"

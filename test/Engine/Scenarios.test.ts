@@ -57,6 +57,34 @@ describe("stop_market and stop_limit", () => {
     )
   )
 
+  it.effect("a stop that fires sends its child first: the journal tells the child, then the triggered record", () =>
+    withServer(
+      Effect.gen(function* () {
+        const m = yield* market()
+        const res = yield* place({
+          market_id: m.id,
+          side: "sell",
+          type: "stop_limit",
+          amount: "2",
+          stop_price: price(m.bid),
+          price: "0.01"
+        })
+        assert.strictEqual(res.status, 201, res.text)
+        yield* run(2)
+        const kinds = (yield* events(res.body.id)).map((e) =>
+          e.kind === "order.updated" && e.key === res.body.id ? `parent:${(e.payload as any).status}` : e.kind
+        )
+        const child = kinds.indexOf("managed.child")
+        const triggered = kinds.indexOf("managed.triggered")
+        assert.isAtLeast(child, 0, kinds.join(" "))
+        assert.isAbove(triggered, child, kinds.join(" "))
+        // The triggered record and its event are one write, one after the other in the journal.
+        assert.strictEqual(kinds[triggered - 1], "parent:triggered", kinds.join(" "))
+        assert.strictEqual(kinds.filter((k) => k === "managed.triggered").length, 1)
+      })
+    )
+  )
+
   it.effect("a buy stop on mid fires when the mid reaches it; a stop_limit on last rests its child at price", () =>
     withServer(
       Effect.gen(function* () {

@@ -3,7 +3,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse, HttpServer } fr
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { connect } from "node:net"
-import { authLayer, serverServices, venuesLayer } from "../../src/Cli.ts"
+import { authLayer, serverServices, venuesLayer } from "../../src/Stack.ts"
 import { HttpServeLive, makeNodeServer } from "../../src/Http/Server.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { Auth } from "../../src/Services/Auth.ts"

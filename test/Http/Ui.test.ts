@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { dashboardUrl } from "../../src/Cli.ts"
+import { dashboardUrl } from "../../src/Stack.ts"
 import { UiDirectory, uiFile } from "../../src/Http/Ui.ts"
 import { get, rawExchange, testServer } from "./TestServer.ts"
 

@@ -1,0 +1,77 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, relative } from "node:path"
+import { buildCli, loadedAtStart } from "../../scripts/build.ts"
+
+const ROOT = join(import.meta.dirname, "../..")
+
+/** A copy of the package as shipped, built now from the current sources: bin/crossbook.js beside a fresh dist/. */
+const shipped = Effect.promise(async () => {
+  const dir = mkdtempSync(join(tmpdir(), "crossbook-build-"))
+  mkdirSync(join(dir, "bin"))
+  copyFileSync(join(ROOT, "bin/crossbook.js"), join(dir, "bin/crossbook.js"))
+  // The native SQLite binding is loaded from node_modules, as in an install: the project's own, linked.
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir")
+  const metafile = await buildCli(join(dir, "dist"))
+  return { dir, metafile }
+})
+
+const run = (dir: string, args: ReadonlyArray<string>) =>
+  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
+    execFile(
+      process.execPath,
+      [join(dir, "bin/crossbook.js"), ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: "1" } },
+      (error, stdout, stderr) =>
+        resume(Effect.succeed({ code: error === null ? 0 : (error.code as number), stdout, stderr }))
+    )
+  })
+
+describe("the built command line", () => {
+  it.live(
+    "runs from JavaScript alone: help, a command that loads the server's modules, and one that loads the simulator's",
+    () =>
+      Effect.gen(function* () {
+        const { dir, metafile } = yield* shipped
+        const help = yield* run(dir, ["--help"])
+        assert.strictEqual(help.code, 0, help.stderr)
+        for (const command of ["serve", "orders", "doctor", "sim", "backtest"]) assert.include(help.stdout, command)
+
+        const openapi = yield* run(dir, ["openapi", "--out", join(dir, "openapi.json")])
+        assert.strictEqual(openapi.code, 0, openapi.stderr)
+        const document = JSON.parse(readFileSync(join(dir, "openapi.json"), "utf8")) as { paths: object }
+        assert.property(document.paths, "/trading/orders")
+
+        const tape = join(dir, "gen.jsonl")
+        const generated = yield* run(dir, ["sim", "generate", "--markets", "1", "--duration-s", "30", tape])
+        assert.strictEqual(generated.code, 0, generated.stderr)
+        assert.isTrue(existsSync(tape))
+
+        // `--help` and the client commands load the command tree only, not the server or the engine.
+        const atStart = [...loadedAtStart(metafile, relative(ROOT, join(dir, "dist/crossbook.js")))]
+        assert.include(atStart, "src/Cli.ts")
+        const heavy = atStart.filter((file) =>
+          /^(src\/(Engine|Http|Trading|Venues|Persistence)|sim\/Replay)/.test(file)
+        )
+        assert.deepStrictEqual(heavy, [])
+      }),
+    120_000
+  )
+
+  it.live(
+    "says how to build when dist/ is missing, exit 1",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "crossbook-unbuilt-"))
+        mkdirSync(join(dir, "bin"))
+        copyFileSync(join(ROOT, "bin/crossbook.js"), join(dir, "bin/crossbook.js"))
+        const ended = yield* run(dir, ["--help"])
+        assert.strictEqual(ended.code, 1)
+        assert.include(ended.stderr, "npm run build")
+      }),
+    30_000
+  )
+})
