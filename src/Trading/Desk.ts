@@ -18,7 +18,7 @@ import {
   requestDigest
 } from "../Domain/Order.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
-import type { JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
+import type { Batch, JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import {
   type Venue,
@@ -28,7 +28,16 @@ import {
   VenueGateway
 } from "../Services/VenueGateway.ts"
 import { Journal } from "./Journal.ts"
-import { collateral, type Fill, Ledger, type Position, unrealized } from "./Ledger.ts"
+import {
+  collateral,
+  type Fill,
+  Ledger,
+  type Position,
+  type PositionRow,
+  positionOfRow,
+  positionRow,
+  unrealized
+} from "./Ledger.ts"
 import { checkRisk, DEFAULT_RULES, type RiskRules } from "./Risk.ts"
 import { reconcile } from "./Reconcile.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
@@ -67,6 +76,13 @@ export interface OrderFilter {
   readonly marketId?: string | undefined
   readonly parentId?: string | undefined
   readonly book?: string | undefined
+  readonly accounts?: ReadonlyArray<string> | undefined
+}
+
+export interface FillFilter {
+  readonly since?: number | undefined
+  readonly marketId?: string | undefined
+  readonly orderId?: string | undefined
   readonly accounts?: ReadonlyArray<string> | undefined
 }
 
@@ -168,6 +184,8 @@ const makeDesk = (config: DeskConfig) =>
     }
     const digests = new Map<string, string>()
     const ledger = new Ledger(() => config.startingCash)
+    /** Today's fills on a ledger of their own (for the daily loss limit), read from the store when the day turns. */
+    let today: { start: number; ledger: Ledger } | undefined
     /** Placement times; those before `placedHead` are older than a minute (dropped in bulk, not one shift each). */
     let placedAt: Array<number> = []
     let placedHead = 0
@@ -186,11 +204,30 @@ const makeDesk = (config: DeskConfig) =>
       if (order.digest !== undefined) digests.set(order.id, order.digest)
       counter = Math.max(counter, orderNumber(order.id))
     }
-    for (let after = 0; ;) {
-      const events = yield* journal.after(after, 5000, "fill.new")
-      if (events.length === 0) break
-      for (const event of events) ledger.record(parseFill(event.payload))
-      after = events[events.length - 1]!.seq
+    // The ledger as the last fill left it; an older version's database has its fills but not these rows yet, and
+    // they are built from its fills once, in one write.
+    const rows = yield* store.ledgerRows
+    for (const p of rows.positions) ledger.restore(positionOfRow(p.account, p.marketId, p.value as PositionRow))
+    for (const b of rows.balances) ledger.restoreCash(b.account, F.of(b.cashMoved))
+    const replay = (yield* store.getSetting("ledger_replay")) as { through: number } | null | undefined
+    if (replay != null) {
+      const touched = new Set<string>()
+      const fills = yield* store.listFills({})
+      for (let i = fills.length - 1; i >= 0; i--) {
+        if (fills[i]!.seq > replay.through) continue
+        const fill = parseFill(fills[i]!.record)
+        ledger.record(fill)
+        touched.add(`${fill.account}\u0000${fill.marketId}`)
+      }
+      const positions = ledger.allPositions().filter((p) => touched.has(`${p.account}\u0000${p.marketId}`))
+      yield* store.write({
+        positions: positions.map((p) => ({ account: p.account, marketId: p.marketId, value: positionRow(p) })),
+        balances: [...new Set(positions.map((p) => p.account))].map((account) => ({
+          account,
+          cashMoved: F.format(ledger.cashMoved(account))
+        })),
+        settings: [{ key: "ledger_replay", value: null, ts: 0 }]
+      })
     }
     halt = (yield* store.getSetting("halt")) as HaltState | undefined
     risk = ((yield* store.getSetting("risk")) as RiskRecord | undefined) ?? risk
@@ -244,18 +281,56 @@ const makeDesk = (config: DeskConfig) =>
 
     const childUpdates = yield* Queue.unbounded<ChildUpdate>()
 
-    /** Stores the order with its event (after `before`, the events that caused the change) in one write. */
+    /** Puts a fill into the ledger (and today's) and answers what of a batch stores it: the fill and its ledger rows. */
+    const recordFill = (fill: Fill, entries: ReadonlyArray<JournalEntry>): Batch => {
+      const position = ledger.record(fill)
+      if (today !== undefined && fill.ts >= today.start && fill.ts < today.start + DAY_MS) today.ledger.record(fill)
+      const entry = entries.findIndex((e) => e.kind === "fill.new" && (e.payload as { id?: string }).id === fill.id)
+      return {
+        fills: [
+          {
+            fill: {
+              id: fill.id,
+              account: fill.account,
+              marketId: fill.marketId,
+              orderId: fill.orderId,
+              book: fill.book,
+              ts: fill.ts,
+              record: renderFill(fill)
+            },
+            entry
+          }
+        ],
+        positions: [{ account: fill.account, marketId: fill.marketId, value: positionRow(position) }],
+        balances: [{ account: fill.account, cashMoved: F.format(ledger.cashMoved(fill.account)) }]
+      }
+    }
+
+    /**
+     * Stores the order with its event (after `before`, the events that caused the change) in one write; with a fill,
+     * the fill goes into the ledger and the same write carries the fill and the ledger rows it changed.
+     */
     const setOrder = (order: Order, kind: string, fill?: Fill, before: ReadonlyArray<JournalEntry> = []) =>
       Effect.gen(function* () {
         remember(order)
-        yield* journal.commit({
-          orders: [stored(order)],
-          entries: [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
-        })
+        const entries = [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
+        const batch: Batch = { orders: [stored(order)], entries }
+        yield* journal.commit(fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) })
         if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
       })
 
-    const applied: Applied = { byVenueOrderId, lookup, ledger, setOrder }
+    const applied: Applied = {
+      find: (venue, venueOrderId) =>
+        Effect.gen(function* () {
+          const id = byVenueOrderId.get(`${venue}:${venueOrderId}`)
+          const held = id === undefined ? undefined : lookup(id)
+          if (held !== undefined) return held
+          // An order that left memory long ago (a late fill or cancel): the store's venue index finds it.
+          return (yield* store.orderByVenueOrderId(venue, venueOrderId))?.record as Order | undefined
+        }),
+      hasFill: store.hasFill,
+      setOrder
+    }
     const applyVenueEvents = (venue: string, events: ReadonlyArray<VenueEvent>) => applyEvents(applied, venue, events)
     const applySnapshot = (order: Order, snapshot: VenueOrder) => takeSnapshot(applied, order, snapshot)
 
@@ -309,11 +384,20 @@ const makeDesk = (config: DeskConfig) =>
     const pnlToday = (account: string, now: number) =>
       Effect.gen(function* () {
         const dayStart = Math.floor(now / DAY_MS) * DAY_MS
-        // Realized and fees of today's fills, replayed on their own ledger, plus the unrealized of what is held now.
-        const today = new Ledger(() => F.ZERO)
-        for (const fill of ledger.fills) if (fill.account === account && fill.ts >= dayStart) today.record(fill)
+        // Realized and fees of today's fills, on their own ledger, plus the unrealized of what is held now.
+        if (today === undefined || today.start !== dayStart) {
+          const day = { start: dayStart, ledger: new Ledger(() => F.ZERO) }
+          const fills = yield* store.listFills({ since: dayStart })
+          for (let i = fills.length - 1; i >= 0; i--) {
+            const fill = parseFill(fills[i]!.record)
+            if (fill.ts < dayStart + DAY_MS) day.ledger.record(fill)
+          }
+          today = day
+        }
         let total = F.ZERO
-        for (const p of today.allPositions()) total = F.sub(F.add(total, p.realized), p.fees)
+        for (const p of today.ledger.allPositions()) {
+          if (p.account === account) total = F.sub(F.add(total, p.realized), p.fees)
+        }
         for (const p of ledger.allPositions()) {
           if (p.account !== account || p.contracts === 0) continue
           const u = unrealized(p, markOf(p.marketId, yield* bookOf(p.marketId)).mark)
@@ -611,10 +695,21 @@ const makeDesk = (config: DeskConfig) =>
       list: (filter: OrderFilter) =>
         Effect.gen(function* () {
           const stored = yield* store.listOrders({ ...filter, statuses: filter.status })
-          const found = stored
-            .map((s) => lookup(s.id) ?? (s.record as Order))
-            .sort((a, b) => b.createdAt - a.createdAt || orderNumber(b.id) - orderNumber(a.id))
-          return yield* Effect.forEach(found, withChildren)
+          return yield* Effect.forEach(stored, (s) => withChildren(lookup(s.id) ?? (s.record as Order)))
+        }),
+      /** One page of that list, filtered and cut in the store: at most `limit` orders after the cursor's. */
+      page: (
+        filter: OrderFilter,
+        page: { readonly after: { createdAt: number; num: number } | undefined; readonly limit: number }
+      ) =>
+        Effect.gen(function* () {
+          const stored = yield* store.listOrders({
+            ...filter,
+            statuses: filter.status,
+            after: page.after,
+            limit: page.limit
+          })
+          return yield* Effect.forEach(stored, (s) => withChildren(lookup(s.id) ?? (s.record as Order)))
         }),
       cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
       cancelAll: (filter: OrderFilter) =>
@@ -672,24 +767,19 @@ const makeDesk = (config: DeskConfig) =>
             return lookup(id)!
           })
         ).pipe(Effect.uninterruptible),
-      fills: (filter: {
-        since?: number | undefined
-        marketId?: string | undefined
-        orderId?: string | undefined
-        accounts?: ReadonlyArray<string> | undefined
-      }) =>
-        Effect.sync(() =>
-          ledger.fills
-            .filter(
-              (f) =>
-                (filter.since === undefined || f.ts >= filter.since) &&
-                (filter.marketId === undefined || f.marketId === filter.marketId) &&
-                (filter.orderId === undefined || f.orderId === filter.orderId) &&
-                (filter.accounts === undefined || filter.accounts.includes(f.account))
-            )
-            .slice()
-            .reverse()
+      /** Every fill a filter matches, newest first (by time, then journal seq), read from the store. */
+      fills: (filter: FillFilter) =>
+        Effect.map(store.listFills(filter), (rows) => rows.map((row) => parseFill(row.record))),
+      /** One page of fills, newest first: at most `limit` after the cursor's (time, seq), each with its seq. */
+      fillPage: (
+        filter: FillFilter,
+        page: { readonly after: { ts: number; seq: number } | undefined; readonly limit: number }
+      ) =>
+        Effect.map(store.listFills({ ...filter, after: page.after, limit: page.limit }), (rows) =>
+          rows.map((row) => ({ fill: parseFill(row.record), seq: row.seq }))
         ),
+      /** The book labels each (account, market) was filled under. */
+      fillBooks: (accounts: ReadonlyArray<string>) => store.fillBooks(accounts),
       positions: (accounts: ReadonlyArray<string> | undefined) =>
         Effect.gen(function* () {
           const out: Array<{ position: Position; mark: F.Fixed | null; source: "fair_value" | "mid" | null }> = []
