@@ -168,6 +168,7 @@ const makeDesk = (config: DeskConfig) =>
       const before = lookup(order.id)
       if (before !== undefined) count(before, -1)
       count(order, 1)
+      if (order.venueOrderId !== null) byVenueOrderId.set(`${order.venue}:${order.venueOrderId}`, order.id)
       if (!TERMINAL.has(order.status)) {
         recent.delete(order.id)
         orders.set(order.id, order)
@@ -262,6 +263,7 @@ const makeDesk = (config: DeskConfig) =>
       book: order.book,
       createdAt: order.createdAt,
       updatedAt: order.updatedAt,
+      venueOrderId: order.venueOrderId,
       record: { ...order, digest: digests.get(order.id) }
     })
 
@@ -319,6 +321,25 @@ const makeDesk = (config: DeskConfig) =>
         if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
       })
 
+    /**
+     * Writes a new order as `pending` before the venue is asked, with no event yet: a process that dies while the
+     * venue answers leaves it there, and the next start asks the venue for it by its client id.
+     */
+    const writeAhead = (order: Order) =>
+      Effect.suspend(() => {
+        remember(order)
+        return journal.commit({ orders: [stored(order)] })
+      })
+
+    /** Removes an order written ahead that the venue never took, in one write with its `order.rejected`. */
+    const withdraw = (order: Order, entry: JournalEntry) =>
+      Effect.suspend(() => {
+        count(order, -1)
+        orders.delete(order.id)
+        forget(order)
+        return journal.commit({ removeOrders: [order.id], entries: [entry] })
+      })
+
     const applied: Applied = {
       find: (venue, venueOrderId) =>
         Effect.gen(function* () {
@@ -344,6 +365,7 @@ const makeDesk = (config: DeskConfig) =>
       gateway,
       lookup,
       setOrder,
+      withdraw,
       applyAnswer,
       applySnapshot
     })
@@ -597,6 +619,9 @@ const makeDesk = (config: DeskConfig) =>
           reduceOnly: pending.reduceOnly,
           expiresAt: pending.expiresAt
         }
+        digests.set(id, digest)
+        byClientId.set(`${input.account}\u0000${pending.clientOrderId}`, id)
+        yield* writeAhead(pending)
         const answer = yield* venue.placeOrder(request).pipe(
           Effect.map((order) => ({ _tag: "placed" as const, order })),
           // A placement that got no answer is looked up by its client id: found, it counts; absent, it never was.
@@ -612,19 +637,17 @@ const makeDesk = (config: DeskConfig) =>
           Effect.catchAll((e: VenueError) => Effect.succeed({ _tag: "refused" as const, error: e }))
         )
         if (answer._tag !== "placed") {
-          yield* emit([
-            {
-              ts: now,
-              kind: "order.rejected",
-              key: id,
-              payload: {
-                client_order_id: pending.clientOrderId,
-                market_id: pending.marketId,
-                reason: answer.error.reason,
-                kind: answer.error.kind
-              }
+          yield* withdraw(pending, {
+            ts: now,
+            kind: "order.rejected",
+            key: id,
+            payload: {
+              client_order_id: pending.clientOrderId,
+              market_id: pending.marketId,
+              reason: answer.error.reason,
+              kind: answer.error.kind
             }
-          ])
+          })
           return yield* Effect.fail(fromVenueError(answer.error))
         }
         placedAt.push(now)
@@ -634,9 +657,6 @@ const makeDesk = (config: DeskConfig) =>
           venueOrderId: answer.order.venueOrderId,
           info: "reconciled" in answer ? { ...pending.info, reconciled: true } : pending.info
         }
-        digests.set(id, digest)
-        byClientId.set(`${input.account}\u0000${placed.clientOrderId}`, id)
-        byVenueOrderId.set(`${venueId}:${answer.order.venueOrderId}`, id)
         yield* setOrder(placed, "order.accepted")
         yield* applyAnswer(venueId, answer.order)
         yield* applySnapshot(lookup(id)!, answer.order)
