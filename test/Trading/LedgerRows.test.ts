@@ -2,15 +2,19 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { NodeContext } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
 import fc from "fast-check"
 import { Context, Effect, Exit, Layer, Queue, Scope, TestContext } from "effect"
 import { authLayer, serverServices, venuesLayer } from "../../src/Cli.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { submitOrder } from "../../src/Orders.ts"
+import { EngineMigrations } from "../../src/Persistence/migrations/engine.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { type Venue, type VenueEvent, VenueGateway } from "../../src/Services/VenueGateway.ts"
-import { Desk } from "../../src/Trading/Desk.ts"
+import { Desk, renderFill } from "../../src/Trading/Desk.ts"
 import { Journal } from "../../src/Trading/Journal.ts"
 import { type Fill, Ledger, positionOfRow, positionRow } from "../../src/Trading/Ledger.ts"
 
@@ -355,6 +359,78 @@ describe("venue reports and placements across restarts", () => {
           assert.strictEqual(seen.retry.order.status, "open")
           assert.strictEqual(seen.after.length, 1)
           yield* Scope.close(venue.scope, Exit.void)
+        } finally {
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }).pipe(Effect.provide(TestContext.TestContext)),
+    60_000
+  )
+})
+
+describe("a database of an older version", () => {
+  it.effect(
+    "gets its fills and ledger rows from its fill.new events once, then starts from the rows",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "upgrade-"))
+        try {
+          const file = join(dir, "engine.db")
+          const fills: Array<Fill> = [
+            ["buy", "0.40", "5"],
+            ["sell", "0.55", "2"],
+            ["sell", "0.70", "6"]
+          ].map(([side, price, amount], i) => ({
+            id: `sim:t${i}:v1`,
+            orderId: "o_000001",
+            clientOrderId: "o_000001",
+            parentId: null,
+            account: "sim:default",
+            marketId: "sim:M",
+            side: side as "buy" | "sell",
+            price: F.of(price!),
+            amount: F.of(amount!),
+            fee: F.of("0.01"),
+            liquidity: "taker",
+            tradeId: `t${i}`,
+            book: "",
+            ts: 1000 + i
+          }))
+          // The schema an older version left, with its fills only as events.
+          yield* Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            let seq = 0
+            for (const fill of fills) {
+              seq += 1
+              yield* sql`INSERT INTO journal (seq, ts, kind, key, payload)
+                VALUES (${seq}, ${fill.ts}, 'fill.new', ${fill.orderId}, ${JSON.stringify(renderFill(fill))})`
+            }
+          }).pipe(
+            Effect.provide(
+              SqliteMigrator.layer({
+                loader: SqliteMigrator.fromRecord({
+                  "0001_orders_and_journal": EngineMigrations["0001_orders_and_journal"],
+                  "0002_settings": EngineMigrations["0002_settings"]
+                })
+              }).pipe(Layer.provideMerge(SqliteClient.layer({ filename: file })), Layer.provide(NodeContext.layer))
+            ),
+            Effect.orDie
+          )
+          const expected = new Ledger(() => F.of("10000"))
+          for (const fill of fills) expected.record(fill)
+          const venues = venuesLayer({ seed: 5 })
+          const first = yield* life(file, venues, () => ledgerOf)
+          assert.deepStrictEqual(first.positions, expected.allPositions().map(positionRow))
+          assert.strictEqual(first.balances[0]![0], F.format(expected.cashOf("sim:default")))
+          const listed = yield* life(file, venues, () => Effect.flatMap(Desk, (d) => d.fills({})))
+          assert.deepStrictEqual(
+            listed.map((f) => f.id),
+            fills.map((f) => f.id).reverse()
+          )
+          // The second start reads the rows the first one wrote: no fill is read again.
+          const calls: Array<[string, unknown]> = []
+          const second = yield* life(file, venues, () => ledgerOf, calls)
+          assert.deepStrictEqual(second, first)
+          assert.isFalse(calls.some(([name]) => name === "listFills"))
         } finally {
           rmSync(dir, { recursive: true, force: true })
         }
