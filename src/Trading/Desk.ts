@@ -10,8 +10,6 @@ import {
   NO_TAGS,
   type Order,
   orderNumber,
-  type OrderStatus,
-  remainingOf,
   renderOrder,
   TERMINAL,
   type TimeInForce,
@@ -27,6 +25,7 @@ import {
   type VenueOrder,
   VenueGateway
 } from "../Services/VenueGateway.ts"
+import { Held, OPEN_STATUSES } from "./Held.ts"
 import { Journal } from "./Journal.ts"
 import {
   collateral,
@@ -118,8 +117,6 @@ const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
 ]
 
 const DAY_MS = 86_400_000
-/** How many finished orders stay in memory after they finish. */
-const RECENT = 1024
 
 type DeskService = ReturnType<typeof makeDesk> extends Effect.Effect<infer A, any, any> ? A : never
 
@@ -137,53 +134,9 @@ const makeDesk = (config: DeskConfig) =>
     const lock = yield* Effect.makeSemaphore(1)
     const serialized = lock.withPermits(1)
 
-    const openStatuses: ReadonlySet<OrderStatus> = new Set(["pending", "open", "pending_cancel"])
-    /**
-     * Memory follows live orders: `orders` holds those not yet finished, `recent` the last few that finished (so an
-     * answer or a late venue report finds them); every other finished order is read from the store when asked for.
-     */
-    const orders = new Map<string, Order>()
-    const recent = new Map<string, Order>()
-    const byClientId = new Map<string, string>()
-    const byVenueOrderId = new Map<string, string>()
-    const lookup = (id: string): Order | undefined => orders.get(id) ?? recent.get(id)
-    /** Forgets a finished order that left `recent`. */
-    const forget = (order: Order) => {
-      byClientId.delete(`${accountId(order.account)}\u0000${order.clientOrderId}`)
-      if (order.venueOrderId !== null) byVenueOrderId.delete(`${order.venue}:${order.venueOrderId}`)
-      digests.delete(order.id)
-    }
-    /** Per account: orders open at a venue, and the collateral the priced ones lock; kept as orders change. */
-    const openCount = new Map<string, number>()
-    const lockedBy = new Map<string, F.Fixed>()
-    const count = (order: Order, sign: 1 | -1) => {
-      if (!openStatuses.has(order.status)) return
-      const account = accountId(order.account)
-      openCount.set(account, (openCount.get(account) ?? 0) + sign)
-      if (order.price === null || order.heldBy !== "venue") return
-      const locked = collateral(order.side, order.price, remainingOf(order))
-      lockedBy.set(account, F.add(lockedBy.get(account) ?? F.ZERO, sign === 1 ? locked : F.neg(locked)))
-    }
-    const remember = (order: Order) => {
-      const before = lookup(order.id)
-      if (before !== undefined) count(before, -1)
-      count(order, 1)
-      if (order.venueOrderId !== null) byVenueOrderId.set(`${order.venue}:${order.venueOrderId}`, order.id)
-      if (!TERMINAL.has(order.status)) {
-        recent.delete(order.id)
-        orders.set(order.id, order)
-        return
-      }
-      orders.delete(order.id)
-      recent.delete(order.id)
-      recent.set(order.id, order)
-      if (recent.size > RECENT) {
-        const oldest = recent.values().next().value!
-        recent.delete(oldest.id)
-        forget(oldest)
-      }
-    }
-    const digests = new Map<string, string>()
+    const openStatuses = OPEN_STATUSES
+    const memory = new Held()
+    const lookup = (id: string): Order | undefined => memory.lookup(id)
     const ledger = new Ledger(() => config.startingCash)
     /** Today's fills on a ledger of their own (for the daily loss limit), read from the store when the day turns. */
     let today: { start: number; ledger: Ledger } | undefined
@@ -199,10 +152,8 @@ const makeDesk = (config: DeskConfig) =>
     for (const id of yield* store.newestIds) counter = Math.max(counter, orderNumber(id))
     for (const stored of yield* store.ordersWithStatus([...openStatuses, "waiting", "triggered"])) {
       const order = stored.record as Order & { readonly digest?: string }
-      remember(order)
-      byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
-      if (order.venueOrderId !== null) byVenueOrderId.set(`${order.venue}:${order.venueOrderId}`, order.id)
-      if (order.digest !== undefined) digests.set(order.id, order.digest)
+      memory.name(order, order.digest)
+      memory.remember(order)
       counter = Math.max(counter, orderNumber(order.id))
     }
     // The ledger as the last fill left it; an older version's database has its fills but not these rows yet, and
@@ -264,7 +215,7 @@ const makeDesk = (config: DeskConfig) =>
       createdAt: order.createdAt,
       updatedAt: order.updatedAt,
       venueOrderId: order.venueOrderId,
-      record: { ...order, digest: digests.get(order.id) }
+      record: { ...order, digest: memory.digestOf(order.id) }
     })
 
     const emit = (entries: ReadonlyArray<JournalEntry>) => journal.append(entries)
@@ -272,9 +223,8 @@ const makeDesk = (config: DeskConfig) =>
     /** The order a client id names on an account, held or stored, with the digest of its first body. */
     const findByClientId = (account: string, clientOrderId: string) =>
       Effect.gen(function* () {
-        const id = byClientId.get(`${account}\u0000${clientOrderId}`)
-        const held = id === undefined ? undefined : lookup(id)
-        if (held !== undefined) return { order: held, digest: digests.get(held.id) }
+        const held = memory.byClient(account, clientOrderId)
+        if (held !== undefined) return { order: held, digest: memory.digestOf(held.id) }
         const found = yield* store.orderByClientId(account, clientOrderId)
         if (found === undefined) return undefined
         const record = found.record as Order & { readonly digest?: string }
@@ -314,7 +264,7 @@ const makeDesk = (config: DeskConfig) =>
      */
     const setOrder = (order: Order, kind: string, fill?: Fill, before: ReadonlyArray<JournalEntry> = []) =>
       Effect.gen(function* () {
-        remember(order)
+        memory.remember(order)
         const entries = [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
         const batch: Batch = { orders: [stored(order)], entries }
         yield* journal.commit(fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) })
@@ -327,24 +277,21 @@ const makeDesk = (config: DeskConfig) =>
      */
     const writeAhead = (order: Order) =>
       Effect.suspend(() => {
-        remember(order)
+        memory.remember(order)
         return journal.commit({ orders: [stored(order)] })
       })
 
     /** Removes an order written ahead that the venue never took, in one write with its `order.rejected`. */
     const withdraw = (order: Order, entry: JournalEntry) =>
       Effect.suspend(() => {
-        count(order, -1)
-        orders.delete(order.id)
-        forget(order)
+        memory.drop(order)
         return journal.commit({ removeOrders: [order.id], entries: [entry] })
       })
 
     const applied: Applied = {
       find: (venue, venueOrderId) =>
         Effect.gen(function* () {
-          const id = byVenueOrderId.get(`${venue}:${venueOrderId}`)
-          const held = id === undefined ? undefined : lookup(id)
+          const held = memory.byVenue(venue, venueOrderId)
           if (held !== undefined) return held
           // An order that left memory long ago (a late fill or cancel): the store's venue index finds it.
           return (yield* store.orderByVenueOrderId(venue, venueOrderId))?.record as Order | undefined
@@ -360,7 +307,7 @@ const makeDesk = (config: DeskConfig) =>
 
     // Orders left open by the last run are reconciled with their venue: still there, they follow it; gone, they end.
     yield* reconcile({
-      orders: [...orders.values()],
+      orders: [...memory.live.values()],
       openStatuses,
       gateway,
       lookup,
@@ -401,7 +348,7 @@ const makeDesk = (config: DeskConfig) =>
       return venue.book(marketId.slice(marketId.indexOf(":") + 1)).pipe(Effect.orElseSucceed(() => undefined))
     }
 
-    const lockedOf = (account: string) => lockedBy.get(account) ?? F.ZERO
+    const lockedOf = (account: string) => memory.locked(account)
 
     const pnlToday = (account: string, now: number) =>
       Effect.gen(function* () {
@@ -547,7 +494,7 @@ const makeDesk = (config: DeskConfig) =>
           placedAt = placedAt.slice(placedHead)
           placedHead = 0
         }
-        const openOrders = openCount.get(input.account) ?? 0
+        const openOrders = memory.openOrders(input.account)
         const refusal = checkRisk(risk.rules, {
           side: input.side,
           price,
@@ -619,8 +566,7 @@ const makeDesk = (config: DeskConfig) =>
           reduceOnly: pending.reduceOnly,
           expiresAt: pending.expiresAt
         }
-        digests.set(id, digest)
-        byClientId.set(`${input.account}\u0000${pending.clientOrderId}`, id)
+        memory.name(pending, digest)
         yield* writeAhead(pending)
         const answer = yield* venue.placeOrder(request).pipe(
           Effect.map((order) => ({ _tag: "placed" as const, order })),
@@ -736,7 +682,7 @@ const makeDesk = (config: DeskConfig) =>
         serialized(
           Effect.gen(function* () {
             let count = 0
-            for (const order of [...orders.values()]) {
+            for (const order of [...memory.live.values()]) {
               if (!matches(order, filter) || TERMINAL.has(order.status)) continue
               const after = yield* cancelOne(order)
               if (after.status === "canceled") count++
@@ -873,7 +819,7 @@ const makeDesk = (config: DeskConfig) =>
             })
             let canceled = 0
             if (input.policy === "cancel") {
-              for (const order of [...orders.values()]) {
+              for (const order of [...memory.live.values()]) {
                 if (TERMINAL.has(order.status) || (input.scope !== "*" && order.venue !== input.scope)) continue
                 const after = yield* cancelOne(order).pipe(Effect.orElseSucceed(() => order))
                 if (after.status === "canceled") canceled++
@@ -906,7 +852,7 @@ const makeDesk = (config: DeskConfig) =>
           found === undefined ? undefined : { order: found.order, same: found.digest === digest }
         ),
       /** How many orders the desk holds in memory (live ones, and a bounded few that just finished). */
-      held: Effect.sync(() => ({ live: orders.size, recent: recent.size })),
+      held: Effect.sync(() => memory.sizes()),
       /**
        * Stores an engine parent's record (created or changed) with its state and its event, then the driver's own
        * `after` entries, in one write: a restart finds all of them or none.
@@ -923,10 +869,9 @@ const makeDesk = (config: DeskConfig) =>
         serialized(
           Effect.gen(function* () {
             if (options.digest !== undefined) {
-              digests.set(order.id, options.digest)
-              byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
+              memory.name(order, options.digest)
             }
-            remember(order)
+            memory.remember(order)
             yield* journal.commit({
               orders: [stored(order)],
               parents: [options.state],
@@ -962,7 +907,7 @@ const makeDesk = (config: DeskConfig) =>
         Effect.sync(() => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined)),
       openOrderCount: Effect.sync(() => {
         let n = 0
-        for (const o of orders.values()) if (openStatuses.has(o.status)) n++
+        for (const o of memory.live.values()) if (openStatuses.has(o.status)) n++
         return n
       })
     }
