@@ -2,42 +2,17 @@
 import { Clock, Context, Effect, Layer, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import type { Market, Side } from "../Domain/Market.ts"
-import {
-  type AccountRef,
-  accountId,
-  accountRef,
-  NO_TAGS,
-  type Order,
-  orderNumber,
-  renderOrder,
-  TERMINAL,
-  type TimeInForce,
-  requestDigest
-} from "../Domain/Order.ts"
+import type { Side } from "../Domain/Market.ts"
+import { accountId, type Order, orderNumber, renderOrder, TERMINAL, type TimeInForce } from "../Domain/Order.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { Batch, JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
-import {
-  type Venue,
-  type VenueError,
-  type VenueEvent,
-  type VenueOrder,
-  VenueGateway
-} from "../Services/VenueGateway.ts"
+import { type Venue, type VenueEvent, type VenueOrder, VenueGateway } from "../Services/VenueGateway.ts"
 import { Held, OPEN_STATUSES } from "./Held.ts"
 import { Journal } from "./Journal.ts"
-import {
-  collateral,
-  type Fill,
-  Ledger,
-  type Position,
-  type PositionRow,
-  positionOfRow,
-  positionRow,
-  unrealized
-} from "./Ledger.ts"
-import { checkRisk, DEFAULT_RULES, type RiskRules } from "./Risk.ts"
+import { checkPrice, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
+import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, positionRow, unrealized } from "./Ledger.ts"
+import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
 import { reconcile } from "./Reconcile.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
 
@@ -107,15 +82,6 @@ export interface DeskConfig {
 
 const validation = (field: string, message: string) => ApiError.field(field, message)
 
-const riskRejected = (rule: string, message: string) =>
-  new ApiError({ status: 409, code: "risk_rejected", message, details: { venue: null, retryable: false, rule } })
-
-/** The two valid prices nearest an off-grid one, for the error message. */
-const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
-  F.roundTo(price, tick, "down"),
-  F.roundTo(price, tick, "up")
-]
-
 const DAY_MS = 86_400_000
 
 type DeskService = ReturnType<typeof makeDesk> extends Effect.Effect<infer A, any, any> ? A : never
@@ -140,9 +106,6 @@ const makeDesk = (config: DeskConfig) =>
     const ledger = new Ledger(() => config.startingCash)
     /** Today's fills on a ledger of their own (for the daily loss limit), read from the store when the day turns. */
     let today: { start: number; ledger: Ledger } | undefined
-    /** Placement times; those before `placedHead` are older than a minute (dropped in bulk, not one shift each). */
-    let placedAt: Array<number> = []
-    let placedHead = 0
     let counter = 0
     let halt: HaltState | undefined
     let risk: RiskRecord = { version: 0, updated_at: null, updated_by: null, rules: DEFAULT_RULES }
@@ -375,239 +338,30 @@ const makeDesk = (config: DeskConfig) =>
         return total
       })
 
-    const checkPrice = (field: string, text: string, market: Market) => {
-      const price = F.parse(text)
-      if (price === undefined) return Effect.fail(validation(field, `'${text}' is not a decimal`))
-      if (price < market.tick || price > F.sub(F.ONE, market.tick)) {
-        return Effect.fail(
-          validation(field, `price must be from ${F.format(market.tick)} to ${F.format(F.sub(F.ONE, market.tick))}`)
-        )
-      }
-      if (!F.isMultipleOf(price, market.tick)) {
-        const [lo, hi] = nearestTicks(price, market.tick)
-        return Effect.fail(
-          validation(
-            field,
-            `${text} is off the tick grid of ${F.format(market.tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
-          )
-        )
-      }
-      return Effect.succeed(price)
-    }
-
-    const place = (input: PlaceInput, actor: string) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const colon = input.marketId.indexOf(":")
-        if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
-        const venueId = input.marketId.slice(0, colon)
-        const nativeId = input.marketId.slice(colon + 1)
-        const venue = yield* venueOf(venueId)
-        if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
-          return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
-        }
-        const digest = requestDigest(input)
-        if (input.clientOrderId !== undefined) {
-          const existing = yield* findByClientId(input.account, input.clientOrderId)
-          if (existing !== undefined) {
-            if (existing.digest === digest) return { order: existing.order, created: false }
-            return yield* Effect.fail(
-              validation("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
-            )
-          }
-        }
-        const market = yield* Effect.mapError(venue.market(nativeId), fromVenueError)
-        if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
-        if (market.status !== "open") {
-          return yield* Effect.fail(validation("market_id", `market ${input.marketId} is ${market.status}`))
-        }
-        const amount = F.parse(input.amount)
-        if (amount === undefined || amount <= 0) {
-          return yield* Effect.fail(validation("amount", "must be a positive decimal"))
-        }
-        if (!F.isMultipleOf(amount, market.lot)) {
-          return yield* Effect.fail(validation("amount", `must be a multiple of the lot ${F.format(market.lot)}`))
-        }
-        if (input.price === undefined) {
-          return yield* Effect.fail(
-            validation(
-              "price",
-              input.type === "market" ? "a market order needs a protection price" : "a limit order needs a price"
-            )
-          )
-        }
-        const price = yield* checkPrice("price", input.price, market)
-        let tif: TimeInForce = input.timeInForce ?? (input.type === "market" ? "ioc" : "gtc")
-        if (input.type === "market" && tif !== "ioc" && tif !== "fok") {
-          return yield* Effect.fail(validation("time_in_force", "a market order is ioc or fok"))
-        }
-        if (input.postOnly === true && (input.type === "market" || tif === "ioc" || tif === "fok")) {
-          return yield* Effect.fail(
-            validation("post_only", "post_only needs an order that can rest (limit, gtc or gtd)")
-          )
-        }
-        if (input.expiresAt !== undefined && input.expiresAt <= now) {
-          return yield* Effect.fail(validation("expires_at", "is in the past"))
-        }
-        if (tif === "gtd" && input.expiresAt === undefined) {
-          return yield* Effect.fail(validation("expires_at", "a gtd order needs expires_at"))
-        }
-        if (input.expiresAt !== undefined && tif === "gtc") tif = "gtd"
-        const position = ledger.position(input.account, input.marketId)
-        if (input.reduceOnly === true) {
-          const reduces = input.side === "buy" ? position.contracts < 0 : position.contracts > 0
-          if (!reduces || amount > Math.abs(position.contracts)) {
-            return yield* Effect.fail(
-              validation(
-                "reduce_only",
-                `the position is ${F.format(position.contracts)}; this order would not only reduce it`
-              )
-            )
-          }
-        }
-        const refuse = (rule: string, message: string) =>
-          Effect.zipRight(
-            emit([
-              {
-                ts: now,
-                kind: "risk.rejected",
-                key: input.marketId,
-                payload: {
-                  rule,
-                  message,
-                  account: input.account,
-                  market_id: input.marketId,
-                  side: input.side,
-                  amount: input.amount,
-                  price: input.price ?? null
-                }
-              }
-            ]),
-            Effect.fail(riskRejected(rule, message))
-          )
-        if (halt !== undefined && (halt.scope === "*" || halt.scope === venueId)) {
-          return yield* refuse("kill_switch", `trading is halted (${halt.scope}): ${halt.reason}`)
-        }
-        const book = yield* bookOf(input.marketId)
-        while (placedHead < placedAt.length && placedAt[placedHead]! <= now - 60_000) placedHead++
-        if (placedHead > 1024 && placedHead * 2 > placedAt.length) {
-          placedAt = placedAt.slice(placedHead)
-          placedHead = 0
-        }
-        const openOrders = memory.openOrders(input.account)
-        const refusal = checkRisk(risk.rules, {
-          side: input.side,
-          price,
-          amount,
-          mark: markOf(input.marketId, book).mark,
-          openOrders,
-          position: position.contracts,
-          ordersLastMinute: placedAt.length - placedHead,
-          pnlToday: risk.rules.daily_loss_limit === null ? F.ZERO : yield* pnlToday(input.account, now)
-        })
-        if (refusal !== undefined) return yield* refuse(refusal.rule, refusal.message)
-        const needed = input.reduceOnly === true ? F.ZERO : collateral(input.side, price, amount)
-        const available = F.sub(ledger.cashOf(input.account), lockedOf(input.account))
-        if (needed > available) {
-          return yield* Effect.fail(
-            new ApiError({
-              status: 400,
-              code: "insufficient_funds",
-              message: `${venueId} refused the order: it needs ${F.format(needed)} and ${F.format(available)} is available`,
-              details: { venue: venueId, retryable: false, reason: "insufficient balance" }
-            })
-          )
-        }
-
+    const rate = new PlacementRate()
+    const placing: Placing = {
+      memory,
+      ledger,
+      rate,
+      venueOf,
+      findByClientId,
+      halted: (venue) => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined),
+      rules: () => risk.rules,
+      nextOrderId: () => {
         counter += 1
-        const id = `o_${String(counter).padStart(6, "0")}`
-        const account: AccountRef = accountRef(input.account)
-        const pending: Order = {
-          id,
-          clientOrderId: input.clientOrderId ?? id,
-          venue: venueId,
-          account,
-          marketId: `${venueId}:${nativeId}`,
-          side: input.side,
-          type: input.type,
-          timeInForce: tif,
-          status: "pending",
-          heldBy: "venue",
-          price,
-          stopPrice: null,
-          amount,
-          filled: F.ZERO,
-          cost: F.ZERO,
-          fee: F.ZERO,
-          lastFillPrice: null,
-          lastFillAmount: null,
-          postOnly: input.postOnly ?? false,
-          reduceOnly: input.reduceOnly ?? false,
-          expiresAt: input.expiresAt ?? null,
-          createdAt: now,
-          updatedAt: now,
-          parentId: input.parentId ?? null,
-          queuePriorityPreserved: null,
-          book: input.book ?? "",
-          trader: input.trader ?? "",
-          tags: input.tags ?? NO_TAGS,
-          notes: input.notes ?? "",
-          info: { placed_by: actor, ...input.info },
-          venueOrderId: null
-        }
-        const request = {
-          clientOrderId: id,
-          nativeId,
-          side: input.side,
-          price,
-          amount,
-          timeInForce: tif,
-          postOnly: pending.postOnly,
-          reduceOnly: pending.reduceOnly,
-          expiresAt: pending.expiresAt
-        }
-        memory.name(pending, digest)
-        yield* writeAhead(pending)
-        const answer = yield* venue.placeOrder(request).pipe(
-          Effect.map((order) => ({ _tag: "placed" as const, order })),
-          // A placement that got no answer is looked up by its client id: found, it counts; absent, it never was.
-          Effect.catchIf(
-            (e: VenueError) => e.kind === "timeout",
-            (e) =>
-              Effect.map(venue.orderByClientId(id).pipe(Effect.orElseSucceed(() => undefined)), (found) =>
-                found === undefined
-                  ? { _tag: "absent" as const, error: e }
-                  : { _tag: "placed" as const, order: found, reconciled: true }
-              )
-          ),
-          Effect.catchAll((e: VenueError) => Effect.succeed({ _tag: "refused" as const, error: e }))
-        )
-        if (answer._tag !== "placed") {
-          yield* withdraw(pending, {
-            ts: now,
-            kind: "order.rejected",
-            key: id,
-            payload: {
-              client_order_id: pending.clientOrderId,
-              market_id: pending.marketId,
-              reason: answer.error.reason,
-              kind: answer.error.kind
-            }
-          })
-          return yield* Effect.fail(fromVenueError(answer.error))
-        }
-        placedAt.push(now)
-        const placed: Order = {
-          ...pending,
-          status: "open",
-          venueOrderId: answer.order.venueOrderId,
-          info: "reconciled" in answer ? { ...pending.info, reconciled: true } : pending.info
-        }
-        yield* setOrder(placed, "order.accepted")
-        yield* applyAnswer(venueId, answer.order)
-        yield* applySnapshot(lookup(id)!, answer.order)
-        return { order: lookup(id)!, created: true }
-      })
+        return `o_${String(counter).padStart(6, "0")}`
+      },
+      bookOf,
+      markOf,
+      pnlToday,
+      emit,
+      writeAhead,
+      withdraw,
+      setOrder,
+      applyAnswer,
+      applySnapshot
+    }
+    const place = (input: PlaceInput, actor: string) => placeOrder(placing, input, actor)
 
     const orderOr404 = (id: string) =>
       Effect.gen(function* () {
