@@ -9,7 +9,9 @@ import type { Batch, JournalEntry, StoredOrder, StoredParent } from "../Services
 import { OrderStore } from "../Services/OrderStore.ts"
 import { type Venue, type VenueEvent, type VenueOrder, VenueGateway } from "../Services/VenueGateway.ts"
 import { Held, OPEN_STATUSES } from "./Held.ts"
+import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
+import { byClientId, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
 import { checkPrice, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
 import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, positionRow, unrealized } from "./Ledger.ts"
 import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
@@ -183,16 +185,10 @@ const makeDesk = (config: DeskConfig) =>
 
     const emit = (entries: ReadonlyArray<JournalEntry>) => journal.append(entries)
 
-    /** The order a client id names on an account, held or stored, with the digest of its first body. */
-    const findByClientId = (account: string, clientOrderId: string) =>
-      Effect.gen(function* () {
-        const held = memory.byClient(account, clientOrderId)
-        if (held !== undefined) return { order: held, digest: memory.digestOf(held.id) }
-        const found = yield* store.orderByClientId(account, clientOrderId)
-        if (found === undefined) return undefined
-        const record = found.record as Order & { readonly digest?: string }
-        return { order: record as Order, digest: record.digest }
-      })
+    const lookups: Lookups = { memory, store }
+    const findByClientId = (account: string, clientOrderId: string) => byClientId(lookups, account, clientOrderId)
+    const orderOr404 = (id: string) => orderOrNotFound(lookups, id)
+    const withChildren = (order: Order) => withChildIds(lookups, order)
 
     const childUpdates = yield* Queue.unbounded<ChildUpdate>()
 
@@ -363,45 +359,8 @@ const makeDesk = (config: DeskConfig) =>
     }
     const place = (input: PlaceInput, actor: string) => placeOrder(placing, input, actor)
 
-    const orderOr404 = (id: string) =>
-      Effect.gen(function* () {
-        const order = lookup(id) ?? ((yield* store.getOrder(id))?.record as Order | undefined)
-        return order === undefined ? yield* Effect.fail(ApiError.notFound(`no order '${id}'`)) : order
-      })
-
-    const cancelOne = (order: Order) =>
-      Effect.gen(function* () {
-        if (TERMINAL.has(order.status)) return order
-        if (order.venueOrderId === null) return order
-        const venue = yield* venueOf(order.venue)
-        const answer = yield* Effect.either(venue.cancelOrder(order.venueOrderId))
-        if (answer._tag === "Left") {
-          const current = lookup(order.id)!
-          // The venue may have finished the order in the meantime; that answers the cancel.
-          if (TERMINAL.has(current.status)) return current
-          return yield* Effect.fail(fromVenueError(answer.left))
-        }
-        yield* applyAnswer(order.venue, answer.right)
-        yield* applySnapshot(lookup(order.id)!, answer.right)
-        return lookup(order.id)!
-      })
-
-    const matches = (o: Order, filter: OrderFilter) =>
-      (filter.status === undefined || filter.status.includes(o.status)) &&
-      (filter.venue === undefined || o.venue === filter.venue) &&
-      (filter.marketId === undefined || o.marketId === filter.marketId) &&
-      (filter.parentId === undefined || o.parentId === filter.parentId) &&
-      (filter.book === undefined || o.book === filter.book) &&
-      (filter.accounts === undefined || filter.accounts.includes(accountId(o.account)))
-
-    /** An engine parent as clients read it: `info.children` comes from the store's parent index, oldest first. */
-    const withChildren = (order: Order): Effect.Effect<Order> =>
-      order.heldBy !== "engine"
-        ? Effect.succeed(order)
-        : Effect.map(store.childIds(order.id), (children) => {
-            const { kind, state, detail, ...rest } = order.info
-            return { ...order, info: { kind, state, detail, children, ...rest } }
-          })
+    const changing: Changing = { memory, venueOf, orderOr404, applyAnswer, applySnapshot }
+    const cancelOne = (order: Order) => cancelAtVenue(changing, order)
 
     return {
       place: (input: PlaceInput, actor: string) => serialized(place(input, actor)).pipe(Effect.uninterruptible),
@@ -447,46 +406,7 @@ const makeDesk = (config: DeskConfig) =>
       amend: (
         id: string,
         changes: { price?: string | undefined; amount?: string | undefined; expiresAt?: number | undefined }
-      ) =>
-        serialized(
-          Effect.gen(function* () {
-            const order = yield* orderOr404(id)
-            if (TERMINAL.has(order.status)) {
-              return yield* Effect.fail(validation("id", `order ${id} is ${order.status} and cannot be amended`))
-            }
-            if (changes.expiresAt !== undefined) {
-              return yield* Effect.fail(
-                validation("expires_at", "the sim venue cannot change an order's expiry; cancel and place again")
-              )
-            }
-            const venue = yield* venueOf(order.venue)
-            const market = yield* Effect.mapError(
-              venue.market(order.marketId.slice(order.venue.length + 1)),
-              fromVenueError
-            )
-            if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(order.venue, order.marketId))
-            const next: { price?: F.Fixed; amount?: F.Fixed } = {}
-            if (changes.price !== undefined) next.price = yield* checkPrice("price", changes.price, market)
-            if (changes.amount !== undefined) {
-              const amount = F.parse(changes.amount)
-              if (amount === undefined || amount <= 0 || !F.isMultipleOf(amount, market.lot)) {
-                return yield* Effect.fail(
-                  validation("amount", `must be a positive multiple of the lot ${F.format(market.lot)}`)
-                )
-              }
-              if (amount < order.filled) {
-                return yield* Effect.fail(
-                  validation("amount", `cannot go below what is filled (${F.format(order.filled)})`)
-                )
-              }
-              next.amount = amount
-            }
-            const answer = yield* Effect.mapError(venue.amendOrder(order.venueOrderId!, next), fromVenueError)
-            yield* applyAnswer(order.venue, answer)
-            yield* applySnapshot(lookup(id)!, answer)
-            return lookup(id)!
-          })
-        ).pipe(Effect.uninterruptible),
+      ) => serialized(amendAtVenue(changing, id, changes)).pipe(Effect.uninterruptible),
       /** Every fill a filter matches, newest first (by time, then journal seq), read from the store. */
       fills: (filter: FillFilter) =>
         Effect.map(store.listFills(filter), (rows) => rows.map((row) => parseFill(row.record))),
