@@ -31,6 +31,8 @@ export const reconcile = (r: Reconciling) =>
         venue === undefined ? undefined : yield* venue.orderByClientId(order.id).pipe(Effect.orElseSucceed(() => null))
       if (found === null) continue
       if (order.status === "pending" && order.venueOrderId === null) {
+        // A venue not served this time cannot say whether it took the order: it stays pending until one can.
+        if (venue === undefined) continue
         const now = yield* Clock.currentTimeMillis
         if (found === undefined) {
           yield* r.withdraw(order, {

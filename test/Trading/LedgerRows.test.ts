@@ -341,6 +341,17 @@ describe("venue reports and placements across restarts", () => {
             life(file, venue.diesBeforePlacing, () => submitOrder(body, "sim:default", "t"))
           )
           assert.isTrue(Exit.isFailure(killed))
+          // A start without that venue cannot tell whether it took the order: it stays pending, nothing is journaled.
+          const unserved = yield* life(file, Layer.succeed(VenueGateway, VenueGateway.fromVenues([])), () =>
+            Effect.gen(function* () {
+              return { listed: yield* (yield* Desk).list({}), events: yield* (yield* Journal).after(0, 1000) }
+            })
+          )
+          assert.deepStrictEqual(
+            unserved.listed.map((o) => o.status),
+            ["pending"]
+          )
+          assert.deepStrictEqual(unserved.events, [])
           const seen = yield* life(file, venue.layer, () =>
             Effect.gen(function* () {
               const desk = yield* Desk
