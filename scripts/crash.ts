@@ -209,8 +209,12 @@ const worker = async (serve: Serve, token: string, markets: ReadonlyArray<Market
   }
 }
 
-/** The databases as the crash left them: integrity, journal without gaps, every acknowledged order once, journaled. */
-const verify = (when: string) => {
+/**
+ * The databases as the crash left them: integrity, journal without gaps, every acknowledged order once, journaled. An
+ * order written `pending` ahead of its venue call has no event until the venue answers; a kill may leave it so, and
+ * the next start settles it with the venue: after a start, none is left.
+ */
+const verify = (when: string, started: boolean) => {
   for (const file of [engineFile, controlFile]) {
     const db = new Database(file, { readonly: true, fileMustExist: true })
     const result = db.pragma("integrity_check", { simple: true })
@@ -237,7 +241,9 @@ const verify = (when: string) => {
     for (const order of orders) {
       const event = lastEvent.get(order.id) as { kind: string; payload: string } | undefined
       if (event === undefined) {
-        found(`${when}: order ${order.id} (${order.status}) has no order event in the journal`)
+        if (order.status !== "pending" || started) {
+          found(`${when}: order ${order.id} (${order.status}) has no order event in the journal`)
+        }
         continue
       }
       const journaled = (JSON.parse(event.payload) as { status?: string }).status
@@ -294,7 +300,7 @@ try {
     const ended = await serve.ended
     clearTimeout(timer)
     if (!killed) found(`round ${round}: the server ended by itself (code ${ended.code}): ${ended.stderr.slice(0, 300)}`)
-    const { orders, journal } = verify(`after kill ${round + 1}`)
+    const { orders, journal } = verify(`after kill ${round + 1}`, false)
     console.log(
       `kill ${round + 1} after ${killAfter} ms: ${orders} orders, ${journal} journal events, ${lost.size} answers lost`
     )
@@ -304,7 +310,7 @@ try {
   await retryLost(serve, ownerToken(home, port))
   serve.child.kill("SIGTERM")
   await serve.ended
-  verify("after the last clean stop")
+  verify("after the last clean stop", true)
 } finally {
   console.log(
     `crash test: seed ${seed}, ${round} kills in ${Math.round((Date.now() - started) / 1000)} s; ` +

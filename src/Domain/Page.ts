@@ -116,3 +116,32 @@ export const descendingKey = (n: number, tie: string): string =>
   (Number.MAX_SAFE_INTEGER - n).toString().padStart(16, "0") + "|" + tie
 
 export const ascendingKey = (n: number, tie: string): string => n.toString().padStart(16, "0") + "|" + tie
+
+/** The number and the tie of a `descendingKey`, or undefined when the text is not one. */
+export const parseDescendingKey = (key: string): { readonly n: number; readonly tie: string } | undefined => {
+  const bar = key.indexOf("|")
+  if (bar !== 16) return undefined
+  const head = Number(key.slice(0, bar))
+  if (!Number.isSafeInteger(head) || head < 0) return undefined
+  return { n: Number.MAX_SAFE_INTEGER - head, tie: key.slice(bar + 1) }
+}
+
+/**
+ * One page from rows a store read after the cursor, in list order, at most `limit + 1` of them: the first `limit`,
+ * and a cursor when the extra one says more remain.
+ */
+export const pageOfFetched = <A, B = A>(
+  rows: ReadonlyArray<A>,
+  key: (row: A) => string,
+  request: { readonly limit: number; readonly digest: string },
+  render: (row: A) => B = (row) => row as unknown as B
+): Page<B> => {
+  const slice = rows.slice(0, request.limit)
+  const last = slice[slice.length - 1]
+  return {
+    data: slice.map(render),
+    next_cursor:
+      rows.length > request.limit && last !== undefined ? encodeCursor({ k: key(last), f: request.digest }) : null,
+    count: slice.length
+  }
+}

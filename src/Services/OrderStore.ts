@@ -1,6 +1,17 @@
 /** The OrderStore seam: orders, engine parents' state and the append-only journal, written together in one batch. */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
+import { orderNumber } from "../Domain/Order.ts"
+
+/** Newest first: later creation, then the higher order number. */
+const newestFirst = (a: StoredOrder, b: StoredOrder) =>
+  b.createdAt - a.createdAt || orderNumber(b.id) - orderNumber(a.id)
+
+/** Whether an order comes after the cursor's in the newest-first order. */
+const afterOrder = (o: StoredOrder, after: OrderQuery["after"]) =>
+  after === undefined ||
+  o.createdAt < after.createdAt ||
+  (o.createdAt === after.createdAt && orderNumber(o.id) < after.num)
 
 export interface JournalEntry {
   readonly ts: number
@@ -25,6 +36,8 @@ export interface StoredOrder {
   readonly book: string
   readonly createdAt: number
   readonly updatedAt: number
+  /** The venue's id of the order, once the venue took it. */
+  readonly venueOrderId?: string | null | undefined
   /** The order record as the API shows it. */
   readonly record: unknown
 }
@@ -37,6 +50,49 @@ export interface OrderQuery {
   readonly parentId?: string | undefined
   readonly book?: string | undefined
   readonly accounts?: ReadonlyArray<string> | undefined
+  /** Only orders after this one in the list order (newest first): a page's keyset cursor. */
+  readonly after?: { readonly createdAt: number; readonly num: number } | undefined
+  readonly limit?: number | undefined
+}
+
+/** A fill as stored beside its `fill.new` event. */
+export interface StoredFill {
+  readonly id: string
+  readonly account: string
+  readonly marketId: string
+  readonly orderId: string
+  readonly book: string
+  readonly ts: number
+  /** The fill as the API shows it. */
+  readonly record: unknown
+}
+
+/** A fill read back: its seq is the seq of its `fill.new` event. */
+export interface FillRow extends StoredFill {
+  readonly seq: number
+}
+
+/** Which fills a list wants, newest first (by time, then seq); every field given must match. */
+export interface FillQuery {
+  readonly accounts?: ReadonlyArray<string> | undefined
+  readonly marketId?: string | undefined
+  readonly orderId?: string | undefined
+  readonly since?: number | undefined
+  /** Only fills after this one in the list order: a page's keyset cursor. */
+  readonly after?: { readonly ts: number; readonly seq: number } | undefined
+  readonly limit?: number | undefined
+}
+
+/** One (account, market) row of the ledger, and one account's cash moved by fills, as the ledger serializes them. */
+export interface StoredPosition {
+  readonly account: string
+  readonly marketId: string
+  readonly value: unknown
+}
+
+export interface StoredBalance {
+  readonly account: string
+  readonly cashMoved: string
 }
 
 export interface StoredParent {
@@ -60,6 +116,12 @@ export interface StoredSetting {
  */
 export interface Batch {
   readonly orders?: ReadonlyArray<StoredOrder> | undefined
+  /** Orders written ahead of a venue's answer that the venue never took: removed. */
+  readonly removeOrders?: ReadonlyArray<string> | undefined
+  /** Fills, each with the index in `entries` of its `fill.new` (whose seq it takes), and the ledger rows they leave. */
+  readonly fills?: ReadonlyArray<{ readonly fill: StoredFill; readonly entry: number }> | undefined
+  readonly positions?: ReadonlyArray<StoredPosition> | undefined
+  readonly balances?: ReadonlyArray<StoredBalance> | undefined
   readonly parents?: ReadonlyArray<StoredParent> | undefined
   readonly settings?: ReadonlyArray<StoredSetting> | undefined
   readonly entries?: ReadonlyArray<JournalEntry> | undefined
@@ -84,8 +146,23 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     readonly allOrders: Effect.Effect<ReadonlyArray<StoredOrder>>
     /** The orders with one of these statuses, oldest first: what the desk restores at start. */
     readonly ordersWithStatus: (statuses: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredOrder>>
-    /** The orders a query matches, in no particular order. */
+    /** The orders a query matches, newest first (created, then order number), at most `limit`. */
     readonly listOrders: (query: OrderQuery) => Effect.Effect<ReadonlyArray<StoredOrder>>
+    /** The order a venue knows by this id, live or finished. */
+    readonly orderByVenueOrderId: (venue: string, venueOrderId: string) => Effect.Effect<StoredOrder | undefined>
+    /** The fills a query matches, newest first, at most `limit`. */
+    readonly listFills: (query: FillQuery) => Effect.Effect<ReadonlyArray<FillRow>>
+    readonly hasFill: (id: string) => Effect.Effect<boolean>
+    /** The book labels each (account, market) was filled under, the most recently filled first. */
+    readonly fillBooks: (
+      accounts: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<{ readonly account: string; readonly marketId: string; readonly book: string }>>
+    /** The ledger as the last fill left it, and the seq of that fill's event (0 without fills). */
+    readonly ledgerRows: Effect.Effect<{
+      readonly positions: ReadonlyArray<StoredPosition>
+      readonly balances: ReadonlyArray<StoredBalance>
+      readonly lastFillSeq: number
+    }>
     /** The ids of the orders created at the latest time any was: the newest ids, without reading every order. */
     readonly newestIds: Effect.Effect<ReadonlyArray<string>>
     readonly getSetting: (key: string) => Effect.Effect<unknown>
@@ -99,9 +176,24 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     const byParent = new Map<string, Array<string>>()
     const parents = new Map<string, StoredParent>()
     const settings = new Map<string, unknown>()
+    const byVenueOrderId = new Map<string, string>()
+    const fills: Array<FillRow> = []
+    const fillIds = new Set<string>()
+    const positions = new Map<string, StoredPosition>()
+    const balances = new Map<string, StoredBalance>()
     return {
       write: (batch) =>
         Effect.sync(() => {
+          for (const id of batch.removeOrders ?? []) {
+            const order = orders.get(id)
+            if (order === undefined) continue
+            orders.delete(id)
+            byClientId.delete(`${order.account}\u0000${order.clientOrderId}`)
+            if (order.parentId !== null) {
+              const kids = byParent.get(order.parentId)?.filter((k) => k !== id)
+              if (kids !== undefined) byParent.set(order.parentId, kids)
+            }
+          }
           for (const order of batch.orders ?? []) {
             if (order.parentId !== null && !orders.has(order.id)) {
               const kids = byParent.get(order.parentId)
@@ -110,14 +202,22 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             }
             orders.set(order.id, order)
             byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
+            if (order.venueOrderId != null) byVenueOrderId.set(`${order.venue}\u0000${order.venueOrderId}`, order.id)
           }
           for (const parent of batch.parents ?? []) parents.set(parent.id, parent)
           for (const setting of batch.settings ?? []) settings.set(setting.key, setting.value)
-          return (batch.entries ?? []).map((entry) => {
+          const events = (batch.entries ?? []).map((entry) => {
             const event = { ...entry, seq: journal.length + 1 }
             journal.push(event)
             return event
           })
+          for (const { fill, entry } of batch.fills ?? []) {
+            fills.push({ ...fill, seq: events[entry]!.seq })
+            fillIds.add(fill.id)
+          }
+          for (const p of batch.positions ?? []) positions.set(`${p.account}\u0000${p.marketId}`, p)
+          for (const b of batch.balances ?? []) balances.set(b.account, b)
+          return events
         }),
       eventsAfter: (after, limit, kind) =>
         Effect.sync(() =>
@@ -165,15 +265,58 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           (q.parentId === undefined
             ? [...orders.values()]
             : (byParent.get(q.parentId) ?? []).map((id) => orders.get(id)!)
-          ).filter(
-            (o) =>
-              (q.statuses === undefined || q.statuses.includes(o.status)) &&
-              (q.venue === undefined || o.venue === q.venue) &&
-              (q.marketId === undefined || o.marketId === q.marketId) &&
-              (q.book === undefined || o.book === q.book) &&
-              (q.accounts === undefined || q.accounts.includes(o.account))
           )
+            .filter(
+              (o) =>
+                (q.statuses === undefined || q.statuses.includes(o.status)) &&
+                (q.venue === undefined || o.venue === q.venue) &&
+                (q.marketId === undefined || o.marketId === q.marketId) &&
+                (q.book === undefined || o.book === q.book) &&
+                (q.accounts === undefined || q.accounts.includes(o.account)) &&
+                afterOrder(o, q.after)
+            )
+            .sort(newestFirst)
+            .slice(0, q.limit ?? Number.POSITIVE_INFINITY)
         ),
+      orderByVenueOrderId: (venue, venueOrderId) =>
+        Effect.sync(() => {
+          const id = byVenueOrderId.get(`${venue}\u0000${venueOrderId}`)
+          return id === undefined ? undefined : orders.get(id)
+        }),
+      listFills: (q) =>
+        Effect.sync(() =>
+          fills
+            .filter(
+              (f) =>
+                (q.accounts === undefined || q.accounts.includes(f.account)) &&
+                (q.marketId === undefined || f.marketId === q.marketId) &&
+                (q.orderId === undefined || f.orderId === q.orderId) &&
+                (q.since === undefined || f.ts >= q.since) &&
+                (q.after === undefined || f.ts < q.after.ts || (f.ts === q.after.ts && f.seq < q.after.seq))
+            )
+            .sort((a, b) => b.ts - a.ts || b.seq - a.seq)
+            .slice(0, q.limit ?? Number.POSITIVE_INFINITY)
+        ),
+      hasFill: (id) => Effect.sync(() => fillIds.has(id)),
+      fillBooks: (accounts) =>
+        Effect.sync(() => {
+          const seen = new Map<string, { account: string; marketId: string; book: string }>()
+          for (const f of [...fills].reverse()) {
+            if (accounts.includes(f.account) && !seen.has(`${f.account}\u0000${f.marketId}\u0000${f.book}`)) {
+              seen.set(`${f.account}\u0000${f.marketId}\u0000${f.book}`, {
+                account: f.account,
+                marketId: f.marketId,
+                book: f.book
+              })
+            }
+          }
+          return [...seen.values()]
+        }),
+      ledgerRows: Effect.sync(() => ({
+        positions: [...positions.values()],
+        balances: [...balances.values()],
+        lastFillSeq: fills.reduce((m, f) => Math.max(m, f.seq), 0)
+      })),
       newestIds: Effect.sync(() => {
         let latest = Number.NEGATIVE_INFINITY
         for (const o of orders.values()) latest = Math.max(latest, o.createdAt)
@@ -201,6 +344,17 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         book: row["book"] as string,
         createdAt: row["created_at"] as number,
         updatedAt: row["updated_at"] as number,
+        venueOrderId: (row["venue_order_id"] as string | null) ?? null,
+        record: JSON.parse(row["record"] as string)
+      })
+      const toFill = (row: Record<string, unknown>): FillRow => ({
+        seq: row["seq"] as number,
+        id: row["id"] as string,
+        account: row["account"] as string,
+        marketId: row["market_id"] as string,
+        orderId: row["order_id"] as string,
+        book: row["book"] as string,
+        ts: row["ts"] as number,
         record: JSON.parse(row["record"] as string)
       })
       const toParent = (row: Record<string, unknown>): StoredParent => ({
@@ -214,10 +368,19 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           sql
             .withTransaction(
               Effect.gen(function* () {
+                for (const id of batch.removeOrders ?? []) yield* sql`DELETE FROM orders WHERE id = ${id}`
                 for (const o of batch.orders ?? []) {
-                  yield* sql`INSERT INTO orders (id, account, client_order_id, venue, market_id, status, parent_id, book, created_at, updated_at, record)
-                    VALUES (${o.id}, ${o.account}, ${o.clientOrderId}, ${o.venue}, ${o.marketId}, ${o.status}, ${o.parentId}, ${o.book}, ${o.createdAt}, ${o.updatedAt}, ${JSON.stringify(o.record)})
-                    ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, record = excluded.record`
+                  yield* sql`INSERT INTO orders (id, account, client_order_id, venue, market_id, status, parent_id, book, created_at, updated_at, record, num, venue_order_id)
+                    VALUES (${o.id}, ${o.account}, ${o.clientOrderId}, ${o.venue}, ${o.marketId}, ${o.status}, ${o.parentId}, ${o.book}, ${o.createdAt}, ${o.updatedAt}, ${JSON.stringify(o.record)}, ${orderNumber(o.id)}, ${o.venueOrderId ?? null})
+                    ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, record = excluded.record, venue_order_id = excluded.venue_order_id`
+                }
+                for (const p of batch.positions ?? []) {
+                  yield* sql`INSERT INTO positions (account, market_id, value) VALUES (${p.account}, ${p.marketId}, ${JSON.stringify(p.value)})
+                    ON CONFLICT (account, market_id) DO UPDATE SET value = excluded.value`
+                }
+                for (const b of batch.balances ?? []) {
+                  yield* sql`INSERT INTO balances (account, cash_moved) VALUES (${b.account}, ${b.cashMoved})
+                    ON CONFLICT (account) DO UPDATE SET cash_moved = excluded.cash_moved`
                 }
                 for (const p of batch.parents ?? []) {
                   yield* sql`INSERT INTO parents (id, live, state, updated_at) VALUES (${p.id}, ${p.live ? 1 : 0}, ${JSON.stringify(p.state)}, ${p.updatedAt})
@@ -228,6 +391,9 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
                 }
                 const entries = batch.entries ?? []
+                if (entries.length === 0 && (batch.fills ?? []).length > 0) {
+                  return yield* Effect.dieMessage("a fill is written with its fill.new event")
+                }
                 if (entries.length === 0) return []
                 if (journalSeq === null) {
                   const rows = yield* sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM journal`
@@ -240,6 +406,10 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
                   yield* sql`INSERT INTO journal (seq, ts, kind, key, payload)
                     VALUES (${seq}, ${entry.ts}, ${entry.kind}, ${entry.key}, ${JSON.stringify(entry.payload)})`
                   out.push({ ...entry, seq })
+                }
+                for (const { fill: f, entry } of batch.fills ?? []) {
+                  yield* sql`INSERT INTO fills (seq, id, account, market_id, order_id, book, ts, record)
+                    VALUES (${out[entry]!.seq}, ${f.id}, ${f.account}, ${f.marketId}, ${f.orderId}, ${f.book}, ${f.ts}, ${JSON.stringify(f.record)})`
                 }
                 journalSeq = seq
                 return out
@@ -308,11 +478,66 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             q.book === undefined ? undefined : sql`book = ${q.book}`,
             q.accounts === undefined ? undefined : sql.in("account", q.accounts)
           ].filter((c) => c !== undefined)
-          return sql`SELECT * FROM orders WHERE ${sql.and(where)}`.pipe(
+          const after = q.after
+          if (after !== undefined) {
+            where.push(
+              sql`(created_at < ${after.createdAt} OR (created_at = ${after.createdAt} AND num < ${after.num}))`
+            )
+          }
+          const limit = q.limit === undefined ? sql`` : sql`LIMIT ${q.limit}`
+          return sql`SELECT * FROM orders WHERE ${sql.and(where)} ORDER BY created_at DESC, num DESC ${limit}`.pipe(
             Effect.map((rows) => rows.map(toOrder)),
             Effect.orDie
           )
         },
+        orderByVenueOrderId: (venue, venueOrderId) =>
+          sql`SELECT * FROM orders WHERE venue = ${venue} AND venue_order_id = ${venueOrderId}`.pipe(
+            Effect.map((rows) => (rows[0] === undefined ? undefined : toOrder(rows[0]))),
+            Effect.orDie
+          ),
+        listFills: (q) => {
+          const where = [
+            q.accounts === undefined ? undefined : sql.in("account", q.accounts),
+            q.marketId === undefined ? undefined : sql`market_id = ${q.marketId}`,
+            q.orderId === undefined ? undefined : sql`order_id = ${q.orderId}`,
+            q.since === undefined ? undefined : sql`ts >= ${q.since}`,
+            q.after === undefined
+              ? undefined
+              : sql`(ts < ${q.after.ts} OR (ts = ${q.after.ts} AND seq < ${q.after.seq}))`
+          ].filter((c) => c !== undefined)
+          const limit = q.limit === undefined ? sql`` : sql`LIMIT ${q.limit}`
+          return sql`SELECT * FROM fills WHERE ${sql.and(where)} ORDER BY ts DESC, seq DESC ${limit}`.pipe(
+            Effect.map((rows) => rows.map(toFill)),
+            Effect.orDie
+          )
+        },
+        hasFill: (id) =>
+          sql`SELECT 1 AS one FROM fills WHERE id = ${id}`.pipe(
+            Effect.map((rows) => rows.length > 0),
+            Effect.orDie
+          ),
+        fillBooks: (accounts) =>
+          sql<{ account: string; market_id: string; book: string }>`
+            SELECT account, market_id, book, MAX(seq) AS last FROM fills WHERE ${sql.in("account", accounts)}
+            GROUP BY account, market_id, book ORDER BY last DESC`.pipe(
+            Effect.map((rows) => rows.map((r) => ({ account: r.account, marketId: r.market_id, book: r.book }))),
+            Effect.orDie
+          ),
+        ledgerRows: Effect.gen(function* () {
+          const positions = yield* sql<{ account: string; market_id: string; value: string }>`
+            SELECT account, market_id, value FROM positions`
+          const balances = yield* sql<{ account: string; cash_moved: string }>`SELECT account, cash_moved FROM balances`
+          const last = yield* sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM fills`
+          return {
+            positions: positions.map((r) => ({
+              account: r.account,
+              marketId: r.market_id,
+              value: JSON.parse(r.value) as unknown
+            })),
+            balances: balances.map((r) => ({ account: r.account, cashMoved: r.cash_moved })),
+            lastFillSeq: last[0]?.seq ?? 0
+          }
+        }).pipe(Effect.orDie),
         newestIds: sql<{
           id: string
         }>`SELECT id FROM orders WHERE created_at = (SELECT MAX(created_at) FROM orders)`.pipe(

@@ -2,34 +2,19 @@
 import { Clock, Context, Effect, Layer, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import type { Market, Side } from "../Domain/Market.ts"
-import {
-  type AccountRef,
-  accountId,
-  accountRef,
-  NO_TAGS,
-  type Order,
-  orderNumber,
-  type OrderStatus,
-  remainingOf,
-  renderOrder,
-  TERMINAL,
-  type TimeInForce,
-  requestDigest
-} from "../Domain/Order.ts"
+import type { Side } from "../Domain/Market.ts"
+import { accountId, type Order, orderNumber, renderOrder, TERMINAL, type TimeInForce } from "../Domain/Order.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
-import type { JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
+import type { Batch, JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
-import {
-  type Venue,
-  type VenueError,
-  type VenueEvent,
-  type VenueOrder,
-  VenueGateway
-} from "../Services/VenueGateway.ts"
+import { type Venue, type VenueEvent, type VenueOrder, VenueGateway } from "../Services/VenueGateway.ts"
+import { Held, OPEN_STATUSES } from "./Held.ts"
+import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
-import { collateral, type Fill, Ledger, type Position, unrealized } from "./Ledger.ts"
-import { checkRisk, DEFAULT_RULES, type RiskRules } from "./Risk.ts"
+import { byClientId, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
+import { checkPrice, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
+import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, positionRow, unrealized } from "./Ledger.ts"
+import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
 import { reconcile } from "./Reconcile.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
 
@@ -70,6 +55,13 @@ export interface OrderFilter {
   readonly accounts?: ReadonlyArray<string> | undefined
 }
 
+export interface FillFilter {
+  readonly since?: number | undefined
+  readonly marketId?: string | undefined
+  readonly orderId?: string | undefined
+  readonly accounts?: ReadonlyArray<string> | undefined
+}
+
 export interface HaltState {
   readonly reason: string
   readonly scope: string
@@ -92,18 +84,7 @@ export interface DeskConfig {
 
 const validation = (field: string, message: string) => ApiError.field(field, message)
 
-const riskRejected = (rule: string, message: string) =>
-  new ApiError({ status: 409, code: "risk_rejected", message, details: { venue: null, retryable: false, rule } })
-
-/** The two valid prices nearest an off-grid one, for the error message. */
-const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
-  F.roundTo(price, tick, "down"),
-  F.roundTo(price, tick, "up")
-]
-
 const DAY_MS = 86_400_000
-/** How many finished orders stay in memory after they finish. */
-const RECENT = 1024
 
 type DeskService = ReturnType<typeof makeDesk> extends Effect.Effect<infer A, any, any> ? A : never
 
@@ -121,56 +102,12 @@ const makeDesk = (config: DeskConfig) =>
     const lock = yield* Effect.makeSemaphore(1)
     const serialized = lock.withPermits(1)
 
-    const openStatuses: ReadonlySet<OrderStatus> = new Set(["pending", "open", "pending_cancel"])
-    /**
-     * Memory follows live orders: `orders` holds those not yet finished, `recent` the last few that finished (so an
-     * answer or a late venue report finds them); every other finished order is read from the store when asked for.
-     */
-    const orders = new Map<string, Order>()
-    const recent = new Map<string, Order>()
-    const byClientId = new Map<string, string>()
-    const byVenueOrderId = new Map<string, string>()
-    const lookup = (id: string): Order | undefined => orders.get(id) ?? recent.get(id)
-    /** Forgets a finished order that left `recent`. */
-    const forget = (order: Order) => {
-      byClientId.delete(`${accountId(order.account)}\u0000${order.clientOrderId}`)
-      if (order.venueOrderId !== null) byVenueOrderId.delete(`${order.venue}:${order.venueOrderId}`)
-      digests.delete(order.id)
-    }
-    /** Per account: orders open at a venue, and the collateral the priced ones lock; kept as orders change. */
-    const openCount = new Map<string, number>()
-    const lockedBy = new Map<string, F.Fixed>()
-    const count = (order: Order, sign: 1 | -1) => {
-      if (!openStatuses.has(order.status)) return
-      const account = accountId(order.account)
-      openCount.set(account, (openCount.get(account) ?? 0) + sign)
-      if (order.price === null || order.heldBy !== "venue") return
-      const locked = collateral(order.side, order.price, remainingOf(order))
-      lockedBy.set(account, F.add(lockedBy.get(account) ?? F.ZERO, sign === 1 ? locked : F.neg(locked)))
-    }
-    const remember = (order: Order) => {
-      const before = lookup(order.id)
-      if (before !== undefined) count(before, -1)
-      count(order, 1)
-      if (!TERMINAL.has(order.status)) {
-        recent.delete(order.id)
-        orders.set(order.id, order)
-        return
-      }
-      orders.delete(order.id)
-      recent.delete(order.id)
-      recent.set(order.id, order)
-      if (recent.size > RECENT) {
-        const oldest = recent.values().next().value!
-        recent.delete(oldest.id)
-        forget(oldest)
-      }
-    }
-    const digests = new Map<string, string>()
+    const openStatuses = OPEN_STATUSES
+    const memory = new Held()
+    const lookup = (id: string): Order | undefined => memory.lookup(id)
     const ledger = new Ledger(() => config.startingCash)
-    /** Placement times; those before `placedHead` are older than a minute (dropped in bulk, not one shift each). */
-    let placedAt: Array<number> = []
-    let placedHead = 0
+    /** Today's fills on a ledger of their own (for the daily loss limit), read from the store when the day turns. */
+    let today: { start: number; ledger: Ledger } | undefined
     let counter = 0
     let halt: HaltState | undefined
     let risk: RiskRecord = { version: 0, updated_at: null, updated_by: null, rules: DEFAULT_RULES }
@@ -180,17 +117,34 @@ const makeDesk = (config: DeskConfig) =>
     for (const id of yield* store.newestIds) counter = Math.max(counter, orderNumber(id))
     for (const stored of yield* store.ordersWithStatus([...openStatuses, "waiting", "triggered"])) {
       const order = stored.record as Order & { readonly digest?: string }
-      remember(order)
-      byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
-      if (order.venueOrderId !== null) byVenueOrderId.set(`${order.venue}:${order.venueOrderId}`, order.id)
-      if (order.digest !== undefined) digests.set(order.id, order.digest)
+      memory.name(order, order.digest)
+      memory.remember(order)
       counter = Math.max(counter, orderNumber(order.id))
     }
-    for (let after = 0; ;) {
-      const events = yield* journal.after(after, 5000, "fill.new")
-      if (events.length === 0) break
-      for (const event of events) ledger.record(parseFill(event.payload))
-      after = events[events.length - 1]!.seq
+    // The ledger as the last fill left it; an older version's database has its fills but not these rows yet, and
+    // they are built from its fills once, in one write.
+    const rows = yield* store.ledgerRows
+    for (const p of rows.positions) ledger.restore(positionOfRow(p.account, p.marketId, p.value as PositionRow))
+    for (const b of rows.balances) ledger.restoreCash(b.account, F.of(b.cashMoved))
+    const replay = (yield* store.getSetting("ledger_replay")) as { through: number } | null | undefined
+    if (replay != null) {
+      const touched = new Set<string>()
+      const fills = yield* store.listFills({})
+      for (let i = fills.length - 1; i >= 0; i--) {
+        if (fills[i]!.seq > replay.through) continue
+        const fill = parseFill(fills[i]!.record)
+        ledger.record(fill)
+        touched.add(`${fill.account}\u0000${fill.marketId}`)
+      }
+      const positions = ledger.allPositions().filter((p) => touched.has(`${p.account}\u0000${p.marketId}`))
+      yield* store.write({
+        positions: positions.map((p) => ({ account: p.account, marketId: p.marketId, value: positionRow(p) })),
+        balances: [...new Set(positions.map((p) => p.account))].map((account) => ({
+          account,
+          cashMoved: F.format(ledger.cashMoved(account))
+        })),
+        settings: [{ key: "ledger_replay", value: null, ts: 0 }]
+      })
     }
     halt = (yield* store.getSetting("halt")) as HaltState | undefined
     risk = ((yield* store.getSetting("risk")) as RiskRecord | undefined) ?? risk
@@ -225,37 +179,85 @@ const makeDesk = (config: DeskConfig) =>
       book: order.book,
       createdAt: order.createdAt,
       updatedAt: order.updatedAt,
-      record: { ...order, digest: digests.get(order.id) }
+      venueOrderId: order.venueOrderId,
+      record: { ...order, digest: memory.digestOf(order.id) }
     })
 
     const emit = (entries: ReadonlyArray<JournalEntry>) => journal.append(entries)
 
-    /** The order a client id names on an account, held or stored, with the digest of its first body. */
-    const findByClientId = (account: string, clientOrderId: string) =>
-      Effect.gen(function* () {
-        const id = byClientId.get(`${account}\u0000${clientOrderId}`)
-        const held = id === undefined ? undefined : lookup(id)
-        if (held !== undefined) return { order: held, digest: digests.get(held.id) }
-        const found = yield* store.orderByClientId(account, clientOrderId)
-        if (found === undefined) return undefined
-        const record = found.record as Order & { readonly digest?: string }
-        return { order: record as Order, digest: record.digest }
-      })
+    const lookups: Lookups = { memory, store }
+    const findByClientId = (account: string, clientOrderId: string) => byClientId(lookups, account, clientOrderId)
+    const orderOr404 = (id: string) => orderOrNotFound(lookups, id)
+    const withChildren = (order: Order) => withChildIds(lookups, order)
 
     const childUpdates = yield* Queue.unbounded<ChildUpdate>()
 
-    /** Stores the order with its event (after `before`, the events that caused the change) in one write. */
+    /** Puts a fill into the ledger (and today's) and answers what of a batch stores it: the fill and its ledger rows. */
+    const recordFill = (fill: Fill, entries: ReadonlyArray<JournalEntry>): Batch => {
+      const position = ledger.record(fill)
+      if (today !== undefined && fill.ts >= today.start && fill.ts < today.start + DAY_MS) today.ledger.record(fill)
+      const entry = entries.findIndex((e) => e.kind === "fill.new" && (e.payload as { id?: string }).id === fill.id)
+      return {
+        fills: [
+          {
+            fill: {
+              id: fill.id,
+              account: fill.account,
+              marketId: fill.marketId,
+              orderId: fill.orderId,
+              book: fill.book,
+              ts: fill.ts,
+              record: renderFill(fill)
+            },
+            entry
+          }
+        ],
+        positions: [{ account: fill.account, marketId: fill.marketId, value: positionRow(position) }],
+        balances: [{ account: fill.account, cashMoved: F.format(ledger.cashMoved(fill.account)) }]
+      }
+    }
+
+    /**
+     * Stores the order with its event (after `before`, the events that caused the change) in one write; with a fill,
+     * the fill goes into the ledger and the same write carries the fill and the ledger rows it changed.
+     */
     const setOrder = (order: Order, kind: string, fill?: Fill, before: ReadonlyArray<JournalEntry> = []) =>
       Effect.gen(function* () {
-        remember(order)
-        yield* journal.commit({
-          orders: [stored(order)],
-          entries: [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
-        })
+        memory.remember(order)
+        const entries = [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
+        const batch: Batch = { orders: [stored(order)], entries }
+        yield* journal.commit(fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) })
         if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
       })
 
-    const applied: Applied = { byVenueOrderId, lookup, ledger, setOrder }
+    /**
+     * Writes a new order as `pending` before the venue is asked, with no event yet: a process that dies while the
+     * venue answers leaves it there, and the next start asks the venue for it by its client id.
+     */
+    const writeAhead = (order: Order) =>
+      Effect.suspend(() => {
+        memory.remember(order)
+        return journal.commit({ orders: [stored(order)] })
+      })
+
+    /** Removes an order written ahead that the venue never took, in one write with its `order.rejected`. */
+    const withdraw = (order: Order, entry: JournalEntry) =>
+      Effect.suspend(() => {
+        memory.drop(order)
+        return journal.commit({ removeOrders: [order.id], entries: [entry] })
+      })
+
+    const applied: Applied = {
+      find: (venue, venueOrderId) =>
+        Effect.gen(function* () {
+          const held = memory.byVenue(venue, venueOrderId)
+          if (held !== undefined) return held
+          // An order that left memory long ago (a late fill or cancel): the store's venue index finds it.
+          return (yield* store.orderByVenueOrderId(venue, venueOrderId))?.record as Order | undefined
+        }),
+      hasFill: store.hasFill,
+      setOrder
+    }
     const applyVenueEvents = (venue: string, events: ReadonlyArray<VenueEvent>) => applyEvents(applied, venue, events)
     const applySnapshot = (order: Order, snapshot: VenueOrder) => takeSnapshot(applied, order, snapshot)
 
@@ -264,11 +266,12 @@ const makeDesk = (config: DeskConfig) =>
 
     // Orders left open by the last run are reconciled with their venue: still there, they follow it; gone, they end.
     yield* reconcile({
-      orders: [...orders.values()],
+      orders: [...memory.live.values()],
       openStatuses,
       gateway,
       lookup,
       setOrder,
+      withdraw,
       applyAnswer,
       applySnapshot
     })
@@ -304,16 +307,25 @@ const makeDesk = (config: DeskConfig) =>
       return venue.book(marketId.slice(marketId.indexOf(":") + 1)).pipe(Effect.orElseSucceed(() => undefined))
     }
 
-    const lockedOf = (account: string) => lockedBy.get(account) ?? F.ZERO
+    const lockedOf = (account: string) => memory.locked(account)
 
     const pnlToday = (account: string, now: number) =>
       Effect.gen(function* () {
         const dayStart = Math.floor(now / DAY_MS) * DAY_MS
-        // Realized and fees of today's fills, replayed on their own ledger, plus the unrealized of what is held now.
-        const today = new Ledger(() => F.ZERO)
-        for (const fill of ledger.fills) if (fill.account === account && fill.ts >= dayStart) today.record(fill)
+        // Realized and fees of today's fills, on their own ledger, plus the unrealized of what is held now.
+        if (today === undefined || today.start !== dayStart) {
+          const day = { start: dayStart, ledger: new Ledger(() => F.ZERO) }
+          const fills = yield* store.listFills({ since: dayStart })
+          for (let i = fills.length - 1; i >= 0; i--) {
+            const fill = parseFill(fills[i]!.record)
+            if (fill.ts < dayStart + DAY_MS) day.ledger.record(fill)
+          }
+          today = day
+        }
         let total = F.ZERO
-        for (const p of today.allPositions()) total = F.sub(F.add(total, p.realized), p.fees)
+        for (const p of today.ledger.allPositions()) {
+          if (p.account === account) total = F.sub(F.add(total, p.realized), p.fees)
+        }
         for (const p of ledger.allPositions()) {
           if (p.account !== account || p.contracts === 0) continue
           const u = unrealized(p, markOf(p.marketId, yield* bookOf(p.marketId)).mark)
@@ -322,282 +334,33 @@ const makeDesk = (config: DeskConfig) =>
         return total
       })
 
-    const checkPrice = (field: string, text: string, market: Market) => {
-      const price = F.parse(text)
-      if (price === undefined) return Effect.fail(validation(field, `'${text}' is not a decimal`))
-      if (price < market.tick || price > F.sub(F.ONE, market.tick)) {
-        return Effect.fail(
-          validation(field, `price must be from ${F.format(market.tick)} to ${F.format(F.sub(F.ONE, market.tick))}`)
-        )
-      }
-      if (!F.isMultipleOf(price, market.tick)) {
-        const [lo, hi] = nearestTicks(price, market.tick)
-        return Effect.fail(
-          validation(
-            field,
-            `${text} is off the tick grid of ${F.format(market.tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
-          )
-        )
-      }
-      return Effect.succeed(price)
-    }
-
-    const place = (input: PlaceInput, actor: string) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const colon = input.marketId.indexOf(":")
-        if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
-        const venueId = input.marketId.slice(0, colon)
-        const nativeId = input.marketId.slice(colon + 1)
-        const venue = yield* venueOf(venueId)
-        if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
-          return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
-        }
-        const digest = requestDigest(input)
-        if (input.clientOrderId !== undefined) {
-          const existing = yield* findByClientId(input.account, input.clientOrderId)
-          if (existing !== undefined) {
-            if (existing.digest === digest) return { order: existing.order, created: false }
-            return yield* Effect.fail(
-              validation("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
-            )
-          }
-        }
-        const market = yield* Effect.mapError(venue.market(nativeId), fromVenueError)
-        if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
-        if (market.status !== "open") {
-          return yield* Effect.fail(validation("market_id", `market ${input.marketId} is ${market.status}`))
-        }
-        const amount = F.parse(input.amount)
-        if (amount === undefined || amount <= 0) {
-          return yield* Effect.fail(validation("amount", "must be a positive decimal"))
-        }
-        if (!F.isMultipleOf(amount, market.lot)) {
-          return yield* Effect.fail(validation("amount", `must be a multiple of the lot ${F.format(market.lot)}`))
-        }
-        if (input.price === undefined) {
-          return yield* Effect.fail(
-            validation(
-              "price",
-              input.type === "market" ? "a market order needs a protection price" : "a limit order needs a price"
-            )
-          )
-        }
-        const price = yield* checkPrice("price", input.price, market)
-        let tif: TimeInForce = input.timeInForce ?? (input.type === "market" ? "ioc" : "gtc")
-        if (input.type === "market" && tif !== "ioc" && tif !== "fok") {
-          return yield* Effect.fail(validation("time_in_force", "a market order is ioc or fok"))
-        }
-        if (input.postOnly === true && (input.type === "market" || tif === "ioc" || tif === "fok")) {
-          return yield* Effect.fail(
-            validation("post_only", "post_only needs an order that can rest (limit, gtc or gtd)")
-          )
-        }
-        if (input.expiresAt !== undefined && input.expiresAt <= now) {
-          return yield* Effect.fail(validation("expires_at", "is in the past"))
-        }
-        if (tif === "gtd" && input.expiresAt === undefined) {
-          return yield* Effect.fail(validation("expires_at", "a gtd order needs expires_at"))
-        }
-        if (input.expiresAt !== undefined && tif === "gtc") tif = "gtd"
-        const position = ledger.position(input.account, input.marketId)
-        if (input.reduceOnly === true) {
-          const reduces = input.side === "buy" ? position.contracts < 0 : position.contracts > 0
-          if (!reduces || amount > Math.abs(position.contracts)) {
-            return yield* Effect.fail(
-              validation(
-                "reduce_only",
-                `the position is ${F.format(position.contracts)}; this order would not only reduce it`
-              )
-            )
-          }
-        }
-        const refuse = (rule: string, message: string) =>
-          Effect.zipRight(
-            emit([
-              {
-                ts: now,
-                kind: "risk.rejected",
-                key: input.marketId,
-                payload: {
-                  rule,
-                  message,
-                  account: input.account,
-                  market_id: input.marketId,
-                  side: input.side,
-                  amount: input.amount,
-                  price: input.price ?? null
-                }
-              }
-            ]),
-            Effect.fail(riskRejected(rule, message))
-          )
-        if (halt !== undefined && (halt.scope === "*" || halt.scope === venueId)) {
-          return yield* refuse("kill_switch", `trading is halted (${halt.scope}): ${halt.reason}`)
-        }
-        const book = yield* bookOf(input.marketId)
-        while (placedHead < placedAt.length && placedAt[placedHead]! <= now - 60_000) placedHead++
-        if (placedHead > 1024 && placedHead * 2 > placedAt.length) {
-          placedAt = placedAt.slice(placedHead)
-          placedHead = 0
-        }
-        const openOrders = openCount.get(input.account) ?? 0
-        const refusal = checkRisk(risk.rules, {
-          side: input.side,
-          price,
-          amount,
-          mark: markOf(input.marketId, book).mark,
-          openOrders,
-          position: position.contracts,
-          ordersLastMinute: placedAt.length - placedHead,
-          pnlToday: risk.rules.daily_loss_limit === null ? F.ZERO : yield* pnlToday(input.account, now)
-        })
-        if (refusal !== undefined) return yield* refuse(refusal.rule, refusal.message)
-        const needed = input.reduceOnly === true ? F.ZERO : collateral(input.side, price, amount)
-        const available = F.sub(ledger.cashOf(input.account), lockedOf(input.account))
-        if (needed > available) {
-          return yield* Effect.fail(
-            new ApiError({
-              status: 400,
-              code: "insufficient_funds",
-              message: `${venueId} refused the order: it needs ${F.format(needed)} and ${F.format(available)} is available`,
-              details: { venue: venueId, retryable: false, reason: "insufficient balance" }
-            })
-          )
-        }
-
+    const rate = new PlacementRate()
+    const placing: Placing = {
+      memory,
+      ledger,
+      rate,
+      venueOf,
+      findByClientId,
+      halted: (venue) => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined),
+      rules: () => risk.rules,
+      nextOrderId: () => {
         counter += 1
-        const id = `o_${String(counter).padStart(6, "0")}`
-        const account: AccountRef = accountRef(input.account)
-        const pending: Order = {
-          id,
-          clientOrderId: input.clientOrderId ?? id,
-          venue: venueId,
-          account,
-          marketId: `${venueId}:${nativeId}`,
-          side: input.side,
-          type: input.type,
-          timeInForce: tif,
-          status: "pending",
-          heldBy: "venue",
-          price,
-          stopPrice: null,
-          amount,
-          filled: F.ZERO,
-          cost: F.ZERO,
-          fee: F.ZERO,
-          lastFillPrice: null,
-          lastFillAmount: null,
-          postOnly: input.postOnly ?? false,
-          reduceOnly: input.reduceOnly ?? false,
-          expiresAt: input.expiresAt ?? null,
-          createdAt: now,
-          updatedAt: now,
-          parentId: input.parentId ?? null,
-          queuePriorityPreserved: null,
-          book: input.book ?? "",
-          trader: input.trader ?? "",
-          tags: input.tags ?? NO_TAGS,
-          notes: input.notes ?? "",
-          info: { placed_by: actor, ...input.info },
-          venueOrderId: null
-        }
-        const request = {
-          clientOrderId: id,
-          nativeId,
-          side: input.side,
-          price,
-          amount,
-          timeInForce: tif,
-          postOnly: pending.postOnly,
-          reduceOnly: pending.reduceOnly,
-          expiresAt: pending.expiresAt
-        }
-        const answer = yield* venue.placeOrder(request).pipe(
-          Effect.map((order) => ({ _tag: "placed" as const, order })),
-          // A placement that got no answer is looked up by its client id: found, it counts; absent, it never was.
-          Effect.catchIf(
-            (e: VenueError) => e.kind === "timeout",
-            (e) =>
-              Effect.map(venue.orderByClientId(id).pipe(Effect.orElseSucceed(() => undefined)), (found) =>
-                found === undefined
-                  ? { _tag: "absent" as const, error: e }
-                  : { _tag: "placed" as const, order: found, reconciled: true }
-              )
-          ),
-          Effect.catchAll((e: VenueError) => Effect.succeed({ _tag: "refused" as const, error: e }))
-        )
-        if (answer._tag !== "placed") {
-          yield* emit([
-            {
-              ts: now,
-              kind: "order.rejected",
-              key: id,
-              payload: {
-                client_order_id: pending.clientOrderId,
-                market_id: pending.marketId,
-                reason: answer.error.reason,
-                kind: answer.error.kind
-              }
-            }
-          ])
-          return yield* Effect.fail(fromVenueError(answer.error))
-        }
-        placedAt.push(now)
-        const placed: Order = {
-          ...pending,
-          status: "open",
-          venueOrderId: answer.order.venueOrderId,
-          info: "reconciled" in answer ? { ...pending.info, reconciled: true } : pending.info
-        }
-        digests.set(id, digest)
-        byClientId.set(`${input.account}\u0000${placed.clientOrderId}`, id)
-        byVenueOrderId.set(`${venueId}:${answer.order.venueOrderId}`, id)
-        yield* setOrder(placed, "order.accepted")
-        yield* applyAnswer(venueId, answer.order)
-        yield* applySnapshot(lookup(id)!, answer.order)
-        return { order: lookup(id)!, created: true }
-      })
+        return `o_${String(counter).padStart(6, "0")}`
+      },
+      bookOf,
+      markOf,
+      pnlToday,
+      emit,
+      writeAhead,
+      withdraw,
+      setOrder,
+      applyAnswer,
+      applySnapshot
+    }
+    const place = (input: PlaceInput, actor: string) => placeOrder(placing, input, actor)
 
-    const orderOr404 = (id: string) =>
-      Effect.gen(function* () {
-        const order = lookup(id) ?? ((yield* store.getOrder(id))?.record as Order | undefined)
-        return order === undefined ? yield* Effect.fail(ApiError.notFound(`no order '${id}'`)) : order
-      })
-
-    const cancelOne = (order: Order) =>
-      Effect.gen(function* () {
-        if (TERMINAL.has(order.status)) return order
-        if (order.venueOrderId === null) return order
-        const venue = yield* venueOf(order.venue)
-        const answer = yield* Effect.either(venue.cancelOrder(order.venueOrderId))
-        if (answer._tag === "Left") {
-          const current = lookup(order.id)!
-          // The venue may have finished the order in the meantime; that answers the cancel.
-          if (TERMINAL.has(current.status)) return current
-          return yield* Effect.fail(fromVenueError(answer.left))
-        }
-        yield* applyAnswer(order.venue, answer.right)
-        yield* applySnapshot(lookup(order.id)!, answer.right)
-        return lookup(order.id)!
-      })
-
-    const matches = (o: Order, filter: OrderFilter) =>
-      (filter.status === undefined || filter.status.includes(o.status)) &&
-      (filter.venue === undefined || o.venue === filter.venue) &&
-      (filter.marketId === undefined || o.marketId === filter.marketId) &&
-      (filter.parentId === undefined || o.parentId === filter.parentId) &&
-      (filter.book === undefined || o.book === filter.book) &&
-      (filter.accounts === undefined || filter.accounts.includes(accountId(o.account)))
-
-    /** An engine parent as clients read it: `info.children` comes from the store's parent index, oldest first. */
-    const withChildren = (order: Order): Effect.Effect<Order> =>
-      order.heldBy !== "engine"
-        ? Effect.succeed(order)
-        : Effect.map(store.childIds(order.id), (children) => {
-            const { kind, state, detail, ...rest } = order.info
-            return { ...order, info: { kind, state, detail, children, ...rest } }
-          })
+    const changing: Changing = { memory, venueOf, orderOr404, applyAnswer, applySnapshot }
+    const cancelOne = (order: Order) => cancelAtVenue(changing, order)
 
     return {
       place: (input: PlaceInput, actor: string) => serialized(place(input, actor)).pipe(Effect.uninterruptible),
@@ -611,17 +374,28 @@ const makeDesk = (config: DeskConfig) =>
       list: (filter: OrderFilter) =>
         Effect.gen(function* () {
           const stored = yield* store.listOrders({ ...filter, statuses: filter.status })
-          const found = stored
-            .map((s) => lookup(s.id) ?? (s.record as Order))
-            .sort((a, b) => b.createdAt - a.createdAt || orderNumber(b.id) - orderNumber(a.id))
-          return yield* Effect.forEach(found, withChildren)
+          return yield* Effect.forEach(stored, (s) => withChildren(lookup(s.id) ?? (s.record as Order)))
+        }),
+      /** One page of that list, filtered and cut in the store: at most `limit` orders after the cursor's. */
+      page: (
+        filter: OrderFilter,
+        page: { readonly after: { createdAt: number; num: number } | undefined; readonly limit: number }
+      ) =>
+        Effect.gen(function* () {
+          const stored = yield* store.listOrders({
+            ...filter,
+            statuses: filter.status,
+            after: page.after,
+            limit: page.limit
+          })
+          return yield* Effect.forEach(stored, (s) => withChildren(lookup(s.id) ?? (s.record as Order)))
         }),
       cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
       cancelAll: (filter: OrderFilter) =>
         serialized(
           Effect.gen(function* () {
             let count = 0
-            for (const order of [...orders.values()]) {
+            for (const order of [...memory.live.values()]) {
               if (!matches(order, filter) || TERMINAL.has(order.status)) continue
               const after = yield* cancelOne(order)
               if (after.status === "canceled") count++
@@ -632,64 +406,20 @@ const makeDesk = (config: DeskConfig) =>
       amend: (
         id: string,
         changes: { price?: string | undefined; amount?: string | undefined; expiresAt?: number | undefined }
+      ) => serialized(amendAtVenue(changing, id, changes)).pipe(Effect.uninterruptible),
+      /** Every fill a filter matches, newest first (by time, then journal seq), read from the store. */
+      fills: (filter: FillFilter) =>
+        Effect.map(store.listFills(filter), (rows) => rows.map((row) => parseFill(row.record))),
+      /** One page of fills, newest first: at most `limit` after the cursor's (time, seq), each with its seq. */
+      fillPage: (
+        filter: FillFilter,
+        page: { readonly after: { ts: number; seq: number } | undefined; readonly limit: number }
       ) =>
-        serialized(
-          Effect.gen(function* () {
-            const order = yield* orderOr404(id)
-            if (TERMINAL.has(order.status)) {
-              return yield* Effect.fail(validation("id", `order ${id} is ${order.status} and cannot be amended`))
-            }
-            if (changes.expiresAt !== undefined) {
-              return yield* Effect.fail(
-                validation("expires_at", "the sim venue cannot change an order's expiry; cancel and place again")
-              )
-            }
-            const venue = yield* venueOf(order.venue)
-            const market = yield* Effect.mapError(
-              venue.market(order.marketId.slice(order.venue.length + 1)),
-              fromVenueError
-            )
-            if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(order.venue, order.marketId))
-            const next: { price?: F.Fixed; amount?: F.Fixed } = {}
-            if (changes.price !== undefined) next.price = yield* checkPrice("price", changes.price, market)
-            if (changes.amount !== undefined) {
-              const amount = F.parse(changes.amount)
-              if (amount === undefined || amount <= 0 || !F.isMultipleOf(amount, market.lot)) {
-                return yield* Effect.fail(
-                  validation("amount", `must be a positive multiple of the lot ${F.format(market.lot)}`)
-                )
-              }
-              if (amount < order.filled) {
-                return yield* Effect.fail(
-                  validation("amount", `cannot go below what is filled (${F.format(order.filled)})`)
-                )
-              }
-              next.amount = amount
-            }
-            const answer = yield* Effect.mapError(venue.amendOrder(order.venueOrderId!, next), fromVenueError)
-            yield* applyAnswer(order.venue, answer)
-            yield* applySnapshot(lookup(id)!, answer)
-            return lookup(id)!
-          })
-        ).pipe(Effect.uninterruptible),
-      fills: (filter: {
-        since?: number | undefined
-        marketId?: string | undefined
-        orderId?: string | undefined
-        accounts?: ReadonlyArray<string> | undefined
-      }) =>
-        Effect.sync(() =>
-          ledger.fills
-            .filter(
-              (f) =>
-                (filter.since === undefined || f.ts >= filter.since) &&
-                (filter.marketId === undefined || f.marketId === filter.marketId) &&
-                (filter.orderId === undefined || f.orderId === filter.orderId) &&
-                (filter.accounts === undefined || filter.accounts.includes(f.account))
-            )
-            .slice()
-            .reverse()
+        Effect.map(store.listFills({ ...filter, after: page.after, limit: page.limit }), (rows) =>
+          rows.map((row) => ({ fill: parseFill(row.record), seq: row.seq }))
         ),
+      /** The book labels each (account, market) was filled under. */
+      fillBooks: (accounts: ReadonlyArray<string>) => store.fillBooks(accounts),
       positions: (accounts: ReadonlyArray<string> | undefined) =>
         Effect.gen(function* () {
           const out: Array<{ position: Position; mark: F.Fixed | null; source: "fair_value" | "mid" | null }> = []
@@ -763,7 +493,7 @@ const makeDesk = (config: DeskConfig) =>
             })
             let canceled = 0
             if (input.policy === "cancel") {
-              for (const order of [...orders.values()]) {
+              for (const order of [...memory.live.values()]) {
                 if (TERMINAL.has(order.status) || (input.scope !== "*" && order.venue !== input.scope)) continue
                 const after = yield* cancelOne(order).pipe(Effect.orElseSucceed(() => order))
                 if (after.status === "canceled") canceled++
@@ -796,7 +526,7 @@ const makeDesk = (config: DeskConfig) =>
           found === undefined ? undefined : { order: found.order, same: found.digest === digest }
         ),
       /** How many orders the desk holds in memory (live ones, and a bounded few that just finished). */
-      held: Effect.sync(() => ({ live: orders.size, recent: recent.size })),
+      held: Effect.sync(() => memory.sizes()),
       /**
        * Stores an engine parent's record (created or changed) with its state and its event, then the driver's own
        * `after` entries, in one write: a restart finds all of them or none.
@@ -813,10 +543,9 @@ const makeDesk = (config: DeskConfig) =>
         serialized(
           Effect.gen(function* () {
             if (options.digest !== undefined) {
-              digests.set(order.id, options.digest)
-              byClientId.set(`${accountId(order.account)}\u0000${order.clientOrderId}`, order.id)
+              memory.name(order, options.digest)
             }
-            remember(order)
+            memory.remember(order)
             yield* journal.commit({
               orders: [stored(order)],
               parents: [options.state],
@@ -852,7 +581,7 @@ const makeDesk = (config: DeskConfig) =>
         Effect.sync(() => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined)),
       openOrderCount: Effect.sync(() => {
         let n = 0
-        for (const o of orders.values()) if (openStatuses.has(o.status)) n++
+        for (const o of memory.live.values()) if (openStatuses.has(o.status)) n++
         return n
       })
     }

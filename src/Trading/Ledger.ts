@@ -94,12 +94,38 @@ export const unrealized = (position: Position, mark: F.Fixed | null): F.Fixed | 
   return F.mul(perContract, Math.abs(position.contracts) as F.Fixed)
 }
 
-/** Positions per (account, market) and cash per account, kept in step with every fill. */
+/** A position as the store keeps it: decimals as strings. */
+export interface PositionRow {
+  readonly contracts: string
+  readonly average_price: string | null
+  readonly realized: string
+  readonly fees: string
+}
+
+export const positionRow = (p: Position): PositionRow => ({
+  contracts: F.format(p.contracts),
+  average_price: F.formatOrNull(p.averagePrice),
+  realized: F.format(p.realized),
+  fees: F.format(p.fees)
+})
+
+export const positionOfRow = (account: string, marketId: string, row: PositionRow): Position => ({
+  account,
+  marketId,
+  contracts: F.of(row.contracts),
+  averagePrice: row.average_price === null ? null : F.of(row.average_price),
+  realized: F.of(row.realized),
+  fees: F.of(row.fees)
+})
+
+/**
+ * Positions per (account, market) and the cash fills moved per account, kept in step with every fill. It holds no
+ * fills: they are in the store, and each fill's ledger rows are written with it, so a start reads the ledger back.
+ */
 export class Ledger {
   private readonly positions = new Map<string, Position>()
-  private readonly cash = new Map<string, F.Fixed>()
-  readonly fills: Array<Fill> = []
-  private readonly fillIds = new Set<string>()
+  /** Cash moved by fills, per account: cash is the starting cash plus this. */
+  private readonly moved = new Map<string, F.Fixed>()
 
   constructor(private readonly startingCash: (account: string) => F.Fixed) {}
 
@@ -118,21 +144,28 @@ export class Ledger {
   }
 
   cashOf(account: string): F.Fixed {
-    return this.cash.get(account) ?? this.startingCash(account)
+    return F.add(this.startingCash(account), this.cashMoved(account))
   }
 
-  has(fillId: string): boolean {
-    return this.fillIds.has(fillId)
+  cashMoved(account: string): F.Fixed {
+    return this.moved.get(account) ?? F.ZERO
   }
 
-  /** Records a fill once; a fill seen before (same id) changes nothing and answers false. */
-  record(fill: Fill): boolean {
-    if (this.fillIds.has(fill.id)) return false
-    this.fillIds.add(fill.id)
-    this.fills.push(fill)
+  /** Puts back a position and an account's cash moved, as the store kept them. */
+  restore(position: Position): void {
+    this.positions.set(this.key(position.account, position.marketId), position)
+  }
+
+  restoreCash(account: string, moved: F.Fixed): void {
+    this.moved.set(account, moved)
+  }
+
+  /** Applies a fill (the caller makes sure each fill comes once) and answers the position it leaves. */
+  record(fill: Fill): Position {
     const before = this.position(fill.account, fill.marketId)
-    this.cash.set(fill.account, F.add(this.cashOf(fill.account), cashDelta(before.contracts, fill)))
-    this.positions.set(this.key(fill.account, fill.marketId), applyFill(before, fill))
-    return true
+    this.moved.set(fill.account, F.add(this.cashMoved(fill.account), cashDelta(before.contracts, fill)))
+    const after = applyFill(before, fill)
+    this.positions.set(this.key(fill.account, fill.marketId), after)
+    return after
   }
 }

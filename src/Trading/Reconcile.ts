@@ -1,6 +1,7 @@
 /** Start-up reconciliation: orders the last run left open follow their venue if still there, else they end. */
 import { type Context, Clock, Effect } from "effect"
 import type { Order, OrderStatus } from "../Domain/Order.ts"
+import type { JournalEntry } from "../Services/OrderStore.ts"
 import type { VenueGateway, VenueOrder } from "../Services/VenueGateway.ts"
 
 /** What reconciling needs of the desk: the orders restored, its lookups and its ways to apply a venue's answer. */
@@ -10,11 +11,17 @@ export interface Reconciling {
   readonly gateway: Context.Tag.Service<typeof VenueGateway>
   readonly lookup: (id: string) => Order | undefined
   readonly setOrder: (order: Order, kind: string) => Effect.Effect<void>
+  /** Removes an order written ahead of a placement the venue never took, with its event. */
+  readonly withdraw: (order: Order, entry: JournalEntry) => Effect.Effect<unknown>
   readonly applyAnswer: (venue: string, answer: VenueOrder) => Effect.Effect<void>
   readonly applySnapshot: (order: Order, snapshot: VenueOrder) => Effect.Effect<void>
 }
 
-/** Each open venue order is looked up by its client id; a venue that cannot answer leaves it as it is. */
+/**
+ * Each open venue order is looked up by its client id; a venue that cannot answer leaves it as it is. An order still
+ * `pending` was written before its venue call and the process ended before the answer: found on the venue, it is
+ * accepted now (once); absent, the venue never took it and it is removed, so a retry places it once.
+ */
 export const reconcile = (r: Reconciling) =>
   Effect.gen(function* () {
     for (const order of r.orders) {
@@ -23,6 +30,38 @@ export const reconcile = (r: Reconciling) =>
       const found =
         venue === undefined ? undefined : yield* venue.orderByClientId(order.id).pipe(Effect.orElseSucceed(() => null))
       if (found === null) continue
+      if (order.status === "pending" && order.venueOrderId === null) {
+        // A venue not served this time cannot say whether it took the order: it stays pending until one can.
+        if (venue === undefined) continue
+        const now = yield* Clock.currentTimeMillis
+        if (found === undefined) {
+          yield* r.withdraw(order, {
+            ts: Math.max(now, order.updatedAt),
+            kind: "order.rejected",
+            key: order.id,
+            payload: {
+              client_order_id: order.clientOrderId,
+              market_id: order.marketId,
+              reason: "the venue has no order of this client id after a restart: it was never placed",
+              kind: "absent"
+            }
+          })
+          continue
+        }
+        yield* r.setOrder(
+          {
+            ...order,
+            status: "open",
+            venueOrderId: found.venueOrderId,
+            updatedAt: Math.max(now, order.updatedAt),
+            info: { ...order.info, reconciled: true }
+          },
+          "order.accepted"
+        )
+        yield* r.applyAnswer(order.venue, found)
+        yield* r.applySnapshot(r.lookup(order.id)!, found)
+        continue
+      }
       if (found === undefined) {
         const now = yield* Clock.currentTimeMillis
         yield* r.setOrder(

@@ -5,13 +5,15 @@ import { accountId, type Order, type OrderStatus, TERMINAL } from "../Domain/Ord
 import type { JournalEntry } from "../Services/OrderStore.ts"
 import type { VenueEvent, VenueOrder } from "../Services/VenueGateway.ts"
 import { renderFill } from "./Desk.ts"
-import type { Fill, Ledger } from "./Ledger.ts"
+import type { Fill } from "./Ledger.ts"
 
-/** What of the desk applying venue events needs: its indexes, its ledger and its one way to store an order. */
+/** What of the desk applying venue events needs: its lookups and its one way to store an order (with a fill). */
 export interface Applied {
-  readonly byVenueOrderId: ReadonlyMap<string, string>
-  readonly lookup: (id: string) => Order | undefined
-  readonly ledger: Ledger
+  /** The order a venue knows by this id: held in memory, else read from the store (an old finished one). */
+  readonly find: (venue: string, venueOrderId: string) => Effect.Effect<Order | undefined>
+  /** Whether a fill of this id was recorded already. */
+  readonly hasFill: (id: string) => Effect.Effect<boolean>
+  /** Stores the order with its event; with a fill, records it in the ledger and stores it with its ledger rows. */
   readonly setOrder: (
     order: Order,
     kind: string,
@@ -26,8 +28,7 @@ export const applyEvents = (a: Applied, venue: string, events: ReadonlyArray<Ven
     for (const event of events) {
       if (event._tag === "Book") continue
       const venueOrderId = event._tag === "Fill" ? event.fill.venueOrderId : event.order.venueOrderId
-      const id = a.byVenueOrderId.get(`${venue}:${venueOrderId}`)
-      const order = id === undefined ? undefined : a.lookup(id)
+      const order = yield* a.find(venue, venueOrderId)
       if (order === undefined) continue
       if (event._tag === "Fill") {
         const f = event.fill
@@ -47,7 +48,7 @@ export const applyEvents = (a: Applied, venue: string, events: ReadonlyArray<Ven
           book: order.book,
           ts: f.ts
         }
-        if (!a.ledger.record(fill)) continue
+        if (yield* a.hasFill(fill.id)) continue
         const filled = F.add(order.filled, f.amount)
         yield* a.setOrder(
           {

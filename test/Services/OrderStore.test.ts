@@ -47,7 +47,7 @@ for (const [name, layer] of Object.entries(layers)) {
         )
         assert.deepStrictEqual(after1[0]!.payload, { price: "0.35" })
         assert.strictEqual((yield* store.eventsAfter(0, 1)).length, 1)
-        // Only one kind: what the desk reads back at start to rebuild its ledger.
+        // Only one kind, as a reader of one kind of event asks.
         assert.deepStrictEqual(
           (yield* store.eventsAfter(0, 10, "fill.new")).map((e) => e.seq),
           [2]

@@ -9,6 +9,8 @@ import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import { type OrderRequest, submitOrder } from "../../src/Orders.ts"
+import * as F from "../../src/Domain/Fixed.ts"
+import { type Fill, Ledger, type Position, positionOfRow } from "../../src/Trading/Ledger.ts"
 
 const settle = Effect.forEach(Array.from({ length: 60 }), () => Effect.yieldNow(), { discard: true })
 
@@ -85,12 +87,57 @@ const inspect = Effect.gen(function* () {
   for (const p of parents) {
     if (!orders.some((o) => o.id === p.id)) problems.push(`${p.id} has its state without its record`)
   }
+  // Each fill is stored with its fill.new event and the ledger rows it leaves, never one without the others.
+  const fills = yield* sql<{ seq: number; id: string; record: string }>`SELECT seq, id, record FROM fills ORDER BY seq`
+  const fillEvents = journal.filter((e) => e.kind === "fill.new")
+  const seqs = (yield* sql<{ seq: number }>`SELECT seq FROM journal WHERE kind = 'fill.new' ORDER BY seq`).map(
+    (r) => r.seq
+  )
+  assert.strictEqual(fillEvents.length, seqs.length)
+  if (JSON.stringify(fills.map((f) => f.seq)) !== JSON.stringify(seqs)) {
+    problems.push(`fill rows at seqs ${fills.map((f) => f.seq)}, fill.new events at ${seqs}`)
+  }
+  const ledger = new Ledger(() => F.ZERO)
+  for (const f of fills) ledger.record(parseStoredFill(JSON.parse(f.record)))
+  const rows = yield* sql<{ account: string; market_id: string; value: string }>`SELECT * FROM positions`
+  const stored = rows.map((r) => positionOfRow(r.account, r.market_id, JSON.parse(r.value)))
+  if (JSON.stringify(sortPositions(stored)) !== JSON.stringify(sortPositions(ledger.allPositions()))) {
+    problems.push("the position rows are not what the stored fills add up to")
+  }
+  const cash = yield* sql<{ account: string; cash_moved: string }>`SELECT * FROM balances`
+  for (const account of new Set(ledger.allPositions().map((p) => p.account))) {
+    const row = cash.find((c) => c.account === account)
+    if (row?.cash_moved !== F.format(ledger.cashMoved(account))) {
+      problems.push(`${account}'s cash row says ${row?.cash_moved}, its fills ${F.format(ledger.cashMoved(account))}`)
+    }
+  }
   for (const e of events) {
     if (e.kind.startsWith("order.") && e.kind !== "order.rejected" && !orders.some((o) => o.id === e.key)) {
       problems.push(`${e.kind} of ${e.key} without the order`)
     }
   }
   return { problems, orders, events }
+})
+
+const sortPositions = (ps: ReadonlyArray<Position>) =>
+  [...ps].sort((a, b) => (`${a.account} ${a.marketId}` < `${b.account} ${b.marketId}` ? -1 : 1))
+
+/** A fill's stored record (the API's form) as the ledger takes it. */
+const parseStoredFill = (r: Record<string, any>): Fill => ({
+  id: r.id,
+  orderId: r.order_id,
+  clientOrderId: r.client_order_id,
+  parentId: r.parent_id,
+  account: r.account,
+  marketId: r.market_id,
+  side: r.side,
+  price: F.of(r.price),
+  amount: F.of(r.amount),
+  fee: F.of(r.fee),
+  liquidity: r.liquidity,
+  tradeId: r.trade_id,
+  book: r.book,
+  ts: r.ts
 })
 
 const placements = (marketId: string, bid: string, ask: string): ReadonlyArray<[string, OrderRequest]> => [

@@ -5,7 +5,7 @@ import { Engine } from "../../Engine/Engine.ts"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
 import { type OrderStatus, orderNumber, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
-import { checkPageRequest, descendingKey, pageOf } from "../../Domain/Page.ts"
+import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { VenueGateway } from "../../Services/VenueGateway.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
@@ -13,6 +13,8 @@ import { submitOrder } from "../../Orders.ts"
 import { unrealized } from "../../Trading/Ledger.ts"
 import { Api } from "../Api.ts"
 import { CurrentPrincipal, requirePermission } from "../Security.ts"
+
+const badCursor = ApiError.field("cursor", "not a cursor this server issued")
 
 export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
   Effect.gen(function* () {
@@ -113,8 +115,13 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           }
           const request = checkPageRequest(urlParams, { ...filters, accounts: accounts.join(",") })
           if (request instanceof ApiError) return yield* Effect.fail(request)
-          const orders = yield* desk.list(filters)
-          return pageOf(
+          // The store filters and cuts the page (keyset on creation time, then order number): one more than asked
+          // tells whether another page follows.
+          const cursor = request.after === undefined ? undefined : parseDescendingKey(request.after)
+          if (request.after !== undefined && cursor === undefined) return yield* Effect.fail(badCursor)
+          const after = cursor === undefined ? undefined : { createdAt: cursor.n, num: 1e15 - Number(cursor.tie) }
+          const orders = yield* desk.page(filters, { after, limit: request.limit + 1 })
+          return pageOfFetched(
             orders,
             (o) => descendingKey(o.createdAt, String(1e15 - orderNumber(o.id))),
             request,
@@ -155,7 +162,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const filter = { venue: urlParams.venue, marketId: urlParams.market_id, book: urlParams.book, accounts }
           // Engine parents first, so none places a child while the plain orders are pulled.
           let parents = 0
-          for (const order of yield* desk.list({ ...filter, parentId: undefined })) {
+          for (const order of yield* desk.list({ ...filter, parentId: undefined, status: LIVE_STATUSES })) {
             if (order.heldBy !== "engine" || TERMINAL.has(order.status) || order.status === "pending_cancel") continue
             const after = yield* engine.cancel(order.id).pipe(Effect.orElseSucceed(() => order))
             if (after.status === "canceled" || after.status === "pending_cancel") parents++
@@ -170,16 +177,14 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const filters = { since: urlParams.since, marketId: urlParams.market_id, orderId: urlParams.order_id }
           const request = checkPageRequest(urlParams, { ...filters, accounts: accounts.join(",") })
           if (request instanceof ApiError) return yield* Effect.fail(request)
-          const fills = yield* desk.fills({ ...filters, accounts })
-          // Newest first; the position in the ledger breaks ties, so appended fills never shift a page.
-          const rows = fills.map((fill, i) => ({
-            fill,
-            key: descendingKey(fill.ts, String(1e15 - (fills.length - i)))
-          }))
-          rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-          return pageOf(
+          // Newest first, paged in the store; the journal seq breaks ties, so appended fills never shift a page.
+          const cursor = request.after === undefined ? undefined : parseDescendingKey(request.after)
+          if (request.after !== undefined && cursor === undefined) return yield* Effect.fail(badCursor)
+          const after = cursor === undefined ? undefined : { ts: cursor.n, seq: 1e15 - Number(cursor.tie) }
+          const rows = yield* desk.fillPage({ ...filters, accounts }, { after, limit: request.limit + 1 })
+          return pageOfFetched(
             rows,
-            (r) => r.key,
+            (r) => descendingKey(r.fill.ts, String(1e15 - r.seq)),
             request,
             (r) => renderFill(r.fill)
           )
@@ -226,7 +231,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const accounts = yield* scope("view", urlParams.account)
           const level = urlParams.level ?? "account"
           const positions = yield* desk.positions(accounts)
-          const fills = yield* desk.fills({ accounts })
+          const filledUnder = yield* desk.fillBooks(accounts)
           // The book level groups each market's position by the book labels of its fills, in proportion to nothing:
           // realized and fees follow the fills' books; unrealized goes to the market's single book when it has one.
           const groups = new Map<string, { realized: F.Fixed; unrealized: F.Fixed | null; fees: F.Fixed }>()
@@ -244,7 +249,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
             else if (level === "market") add(p.marketId, p.realized, u, p.fees)
             else {
               const books = [
-                ...new Set(fills.filter((f) => f.marketId === p.marketId && f.account === p.account).map((f) => f.book))
+                ...new Set(
+                  filledUnder.filter((f) => f.marketId === p.marketId && f.account === p.account).map((f) => f.book)
+                )
               ]
               add(books.length === 1 ? books[0]! : books.join("+"), p.realized, u, p.fees)
             }

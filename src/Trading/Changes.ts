@@ -1,0 +1,77 @@
+/** Changing a plain order at its venue: cancel and amend, each applied from the venue's answer. */
+import { Effect } from "effect"
+import { ApiError } from "../Domain/Errors.ts"
+import * as F from "../Domain/Fixed.ts"
+import { type Order, TERMINAL } from "../Domain/Order.ts"
+import { fromVenueError } from "../Domain/VenueErrors.ts"
+import type { Venue, VenueOrder } from "../Services/VenueGateway.ts"
+import type { Held } from "./Held.ts"
+import { checkPrice } from "./Placement.ts"
+
+/** What changing an order needs of the desk: its memory and lookups, and its ways to apply a venue's answer. */
+export interface Changing {
+  readonly memory: Held
+  readonly venueOf: (id: string) => Effect.Effect<Venue, ApiError>
+  readonly orderOr404: (id: string) => Effect.Effect<Order, ApiError>
+  readonly applyAnswer: (venue: string, answer: VenueOrder) => Effect.Effect<void>
+  readonly applySnapshot: (order: Order, snapshot: VenueOrder) => Effect.Effect<void>
+}
+
+const validation = (field: string, message: string) => ApiError.field(field, message)
+
+/** Asks the venue to cancel an order; a finished order (or one the venue finished meanwhile) answers as it is. */
+export const cancelAtVenue = (c: Changing, order: Order) =>
+  Effect.gen(function* () {
+    if (TERMINAL.has(order.status)) return order
+    if (order.venueOrderId === null) return order
+    const venue = yield* c.venueOf(order.venue)
+    const answer = yield* Effect.either(venue.cancelOrder(order.venueOrderId))
+    if (answer._tag === "Left") {
+      const current = c.memory.lookup(order.id)!
+      // The venue may have finished the order in the meantime; that answers the cancel.
+      if (TERMINAL.has(current.status)) return current
+      return yield* Effect.fail(fromVenueError(answer.left))
+    }
+    yield* c.applyAnswer(order.venue, answer.right)
+    yield* c.applySnapshot(c.memory.lookup(order.id)!, answer.right)
+    return c.memory.lookup(order.id)!
+  })
+
+/** Changes a live order's price or amount at its venue, checked against the market's grid and what is filled. */
+export const amendAtVenue = (
+  c: Changing,
+  id: string,
+  changes: { price?: string | undefined; amount?: string | undefined; expiresAt?: number | undefined }
+) =>
+  Effect.gen(function* () {
+    const order = yield* c.orderOr404(id)
+    if (TERMINAL.has(order.status)) {
+      return yield* Effect.fail(validation("id", `order ${id} is ${order.status} and cannot be amended`))
+    }
+    if (changes.expiresAt !== undefined) {
+      return yield* Effect.fail(
+        validation("expires_at", "the sim venue cannot change an order's expiry; cancel and place again")
+      )
+    }
+    const venue = yield* c.venueOf(order.venue)
+    const market = yield* Effect.mapError(venue.market(order.marketId.slice(order.venue.length + 1)), fromVenueError)
+    if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(order.venue, order.marketId))
+    const next: { price?: F.Fixed; amount?: F.Fixed } = {}
+    if (changes.price !== undefined) next.price = yield* checkPrice("price", changes.price, market)
+    if (changes.amount !== undefined) {
+      const amount = F.parse(changes.amount)
+      if (amount === undefined || amount <= 0 || !F.isMultipleOf(amount, market.lot)) {
+        return yield* Effect.fail(
+          validation("amount", `must be a positive multiple of the lot ${F.format(market.lot)}`)
+        )
+      }
+      if (amount < order.filled) {
+        return yield* Effect.fail(validation("amount", `cannot go below what is filled (${F.format(order.filled)})`))
+      }
+      next.amount = amount
+    }
+    const answer = yield* Effect.mapError(venue.amendOrder(order.venueOrderId!, next), fromVenueError)
+    yield* c.applyAnswer(order.venue, answer)
+    yield* c.applySnapshot(c.memory.lookup(id)!, answer)
+    return c.memory.lookup(id)!
+  })

@@ -1,0 +1,48 @@
+/** Finding the desk's orders: in memory when held, else in the store; an engine parent with its children's ids. */
+import { type Context, Effect } from "effect"
+import { ApiError } from "../Domain/Errors.ts"
+import { accountId, type Order } from "../Domain/Order.ts"
+import type { OrderStore } from "../Services/OrderStore.ts"
+import type { OrderFilter } from "./Desk.ts"
+import type { Held } from "./Held.ts"
+
+export interface Lookups {
+  readonly memory: Held
+  readonly store: Context.Tag.Service<typeof OrderStore>
+}
+
+/** The order a client id names on an account, held or stored, with the digest of its first body. */
+export const byClientId = (l: Lookups, account: string, clientOrderId: string) =>
+  Effect.gen(function* () {
+    const held = l.memory.byClient(account, clientOrderId)
+    if (held !== undefined) return { order: held, digest: l.memory.digestOf(held.id) }
+    const found = yield* l.store.orderByClientId(account, clientOrderId)
+    if (found === undefined) return undefined
+    const record = found.record as Order & { readonly digest?: string }
+    return { order: record as Order, digest: record.digest }
+  })
+
+/** The order of this id, held or stored; a 404 when there is none. */
+export const orderOrNotFound = (l: Lookups, id: string) =>
+  Effect.gen(function* () {
+    const order = l.memory.lookup(id) ?? ((yield* l.store.getOrder(id))?.record as Order | undefined)
+    return order === undefined ? yield* Effect.fail(ApiError.notFound(`no order '${id}'`)) : order
+  })
+
+/** Whether an order is one a filter asks for. */
+export const matches = (o: Order, filter: OrderFilter) =>
+  (filter.status === undefined || filter.status.includes(o.status)) &&
+  (filter.venue === undefined || o.venue === filter.venue) &&
+  (filter.marketId === undefined || o.marketId === filter.marketId) &&
+  (filter.parentId === undefined || o.parentId === filter.parentId) &&
+  (filter.book === undefined || o.book === filter.book) &&
+  (filter.accounts === undefined || filter.accounts.includes(accountId(o.account)))
+
+/** An engine parent as clients read it: `info.children` comes from the store's parent index, oldest first. */
+export const withChildIds = (l: Lookups, order: Order): Effect.Effect<Order> =>
+  order.heldBy !== "engine"
+    ? Effect.succeed(order)
+    : Effect.map(l.store.childIds(order.id), (children) => {
+        const { kind, state, detail, ...rest } = order.info
+        return { ...order, info: { kind, state, detail, children, ...rest } }
+      })
