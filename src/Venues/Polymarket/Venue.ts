@@ -236,7 +236,8 @@ export const makePolymarketVenue = (
     // ------------------------------------------------------------------ books: streamed when subscribed, else REST
 
     const books = new MarketBooks()
-    const streamed = new Set<string>()
+    /** How many open watches stream each YES token. */
+    const streamed = new Map<string, number>()
 
     const book = (nativeId: string): Effect.Effect<Book, VenueError> =>
       Effect.gen(function* () {
@@ -572,10 +573,26 @@ export const makePolymarketVenue = (
       Effect.gen(function* () {
         const ms = yield* Effect.forEach(nativeIds, requireMarket)
         const byToken = new Map(ms.map((m) => [m.yesToken, m.nativeId]))
-        for (const t of byToken.keys()) streamed.add(t)
+        for (const t of byToken.keys()) {
+          streamed.set(t, (streamed.get(t) ?? 0) + 1)
+        }
+        // Let go, a token no other watch streams is read from REST again, never from a book left to go stale.
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            for (const t of byToken.keys()) {
+              const n = streamed.get(t) ?? 0
+              if (n > 1) streamed.set(t, n - 1)
+              else {
+                streamed.delete(t)
+                books.books.delete(t)
+              }
+            }
+          })
+        )
         yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/market`, {
           onOpen: () => {
-            books.clear()
+            // this connection's books are trusted again only from the fresh snapshots it is about to send
+            for (const t of byToken.keys()) books.books.delete(t)
             return marketSubscription([...byToken.keys()])
           },
           onFrame: (text) => {
