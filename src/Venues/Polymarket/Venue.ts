@@ -1,6 +1,6 @@
 /** The Polymarket venue behind the VenueGateway seam: Gamma catalog, the YES token's CLOB book, signed trading. */
 import type { HttpClient } from "@effect/platform"
-import { Clock, Duration, Effect, PubSub, Random, Schedule, Schema, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, PubSub, Random, Schedule, Schema, Scope } from "effect"
 import type { Address } from "viem"
 import { getAddress } from "viem"
 import * as F from "../../Domain/Fixed.ts"
@@ -320,45 +320,53 @@ export const makePolymarketVenue = (
     // own fills: counted once when matched; a failed trade is logged as a reversal (no VenueEvent carries it yet)
     const ownFills = new OwnFills((id) => placed.get(id))
     let userChannel = false
+    /** Done once the user channel has connected: an own trade is only heard of on a subscribed channel. */
+    const userOpen = yield* Deferred.make<void>()
     const startUserChannel = (creds: { key: string; secret: string; passphrase: string }) =>
       Effect.gen(function* () {
-        if (userChannel) return
-        userChannel = true
-        yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/user`, {
-          onOpen: () => userSubscription(creds, []),
-          onFrame: (text) => {
-            for (const msg of parseUserFrame(text).messages) {
-              if (msg.event_type !== "trade") continue
-              for (const c of ownFills.apply(msg)) {
-                const f = c.fill
-                if (c._tag === "Reversed") {
+        if (!userChannel) {
+          userChannel = true
+          yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/user`, {
+            onOpen: () => {
+              Deferred.unsafeDone(userOpen, Exit.void)
+              return userSubscription(creds, [])
+            },
+            onFrame: (text) => {
+              for (const msg of parseUserFrame(text).messages) {
+                if (msg.event_type !== "trade") continue
+                for (const c of ownFills.apply(msg)) {
+                  const f = c.fill
+                  if (c._tag === "Reversed") {
+                    Effect.runSync(
+                      Effect.logWarning(`polymarket trade ${f.tradeId} failed after it matched: the fill is reversed`)
+                    )
+                    continue
+                  }
                   Effect.runSync(
-                    Effect.logWarning(`polymarket trade ${f.tradeId} failed after it matched: the fill is reversed`)
+                    PubSub.publish(events, {
+                      _tag: "Fill",
+                      fill: {
+                        tradeId: f.tradeId,
+                        venueOrderId: f.venueOrderId,
+                        clientOrderId: f.own.clientOrderId,
+                        nativeId: f.own.nativeId,
+                        side: f.own.side,
+                        price: f.price,
+                        amount: f.amount,
+                        fee: F.ZERO,
+                        liquidity: f.liquidity,
+                        ts: f.ts
+                      }
+                    })
                   )
-                  continue
                 }
-                Effect.runSync(
-                  PubSub.publish(events, {
-                    _tag: "Fill",
-                    fill: {
-                      tradeId: f.tradeId,
-                      venueOrderId: f.venueOrderId,
-                      clientOrderId: f.own.clientOrderId,
-                      nativeId: f.own.nativeId,
-                      side: f.own.side,
-                      price: f.price,
-                      amount: f.amount,
-                      fee: F.ZERO,
-                      liquidity: f.liquidity,
-                      ts: f.ts
-                    }
-                  })
-                )
               }
-            }
-          },
-          onClose: () => {}
-        }).pipe(Scope.extend(venueScope))
+            },
+            onClose: () => {}
+          }).pipe(Scope.extend(venueScope))
+        }
+        // the first placement waits a moment for the channel, so that its own fills are heard; never for long
+        yield* Deferred.await(userOpen).pipe(Effect.timeout("2 seconds"), Effect.ignore)
       })
 
     const placeOrder = (r: PlaceOrderRequest): Effect.Effect<VenueOrder, VenueError> =>

@@ -160,8 +160,8 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
       matchtime: "1800000000",
       timestamp: "1800000000000"
     })
-    fake.broadcastUser(frame("MATCHED"))
-    setTimeout(() => fake.broadcastUser(frame(fails ? "FAILED" : "CONFIRMED")), 30)
+    setTimeout(() => fake.broadcastUser(frame("MATCHED")), 10)
+    setTimeout(() => fake.broadcastUser(frame(fails ? "FAILED" : "CONFIRMED")), 40)
   }
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -391,7 +391,11 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
   const server = createServer((req, res) => {
     let body = ""
     req.on("data", (c) => (body += c))
-    req.on("end", () => void handle(req, body, res))
+    req.on("end", () =>
+      handle(req, body, res).catch((e: unknown) => {
+        if (!res.headersSent) send(res, 500, { error: String(e) })
+      })
+    )
   })
   const wss = new WebSocketServer({ noServer: true })
   const userWss = new WebSocketServer({ noServer: true })
@@ -486,6 +490,7 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
         for (const s of userSockets) s.terminate()
         wss.close()
         userWss.close()
+        server.closeAllConnections()
         server.close(() => r())
       })
   }
