@@ -72,14 +72,16 @@ const authed = (method: "GET" | "DELETE", path: string) =>
   Effect.flatMap(Owner, (token) => request(method, path, { token }))
 
 /** Polls until `check` holds (the streams are asynchronous); fails the test after ~8 s. */
-const eventually = <A>(read: Effect.Effect<A, any, any>, check: (a: A) => boolean) =>
+const eventually = <A>(read: Effect.Effect<A, any, any>, check: (a: A) => boolean, what = "condition") =>
   Effect.gen(function* () {
     for (let i = 0; i < 400; i++) {
       const a = yield* read
       if (check(a)) return a
       yield* Effect.sleep("20 millis")
     }
-    return yield* Effect.dieMessage("condition not reached in time")
+    return yield* Effect.dieMessage(
+      `${what} not reached in time: ${String(JSON.stringify(yield* read)).slice(0, 1500)}`
+    )
   })
 
 const settled = (id: string) =>
@@ -194,13 +196,15 @@ describe("Polymarket end to end", () => {
           (n) => n >= 1
         )
         yield* Effect.sleep("100 millis")
+        // the bid rises to 0.58: the level follows it from 0.50 to 0.53
         x.move("BUY", "0.58", "20")
-        const trailed = yield* eventually(
-          authed("GET", `/trading/orders/${stop.body.id}`),
-          (r) => JSON.stringify(r.body.info).includes("0.53")
+        yield* eventually(
+          request("GET", `/venues/polymarket/markets/${M}/book`),
+          (r) => r.body.bids?.[0]?.price === "0.58"
         )
-        assert.strictEqual(trailed.body.status, "waiting")
-        // the bid falls to 0.52, under the level of 0.53: the stop fires an IOC that sells into it
+        yield* Effect.sleep("300 millis")
+        assert.strictEqual((yield* authed("GET", `/trading/orders/${stop.body.id}`)).body.status, "waiting")
+        // the bid falls to 0.52: above the first level, under the trailed one, so the stop fires an IOC into it
         x.move("BUY", "0.52", "20")
         x.move("BUY", "0.58", "0")
         x.move("BUY", "0.55", "0")
@@ -225,7 +229,7 @@ describe("Polymarket end to end", () => {
   )
 
   it.live(
-    "a bracket: the entry fills, the take-profit rests on the venue, a streamed drop fires the stop-loss and pulls it",
+    "a bracket: the entry fills, the take-profit rests as a SELL of the YES held, a streamed drop fires the stop-loss and pulls it",
     () =>
       Effect.gen(function* () {
         const x = yield* Clob
@@ -236,9 +240,11 @@ describe("Polymarket end to end", () => {
           params: { entry: { price: "0.6" }, take_profit: { price: "0.7" }, stop_loss: { stop_price: "0.5" } }
         })
         assert.strictEqual(bracket.status, 201, bracket.text)
+        // the exits reduce the YES held: the take-profit is a SELL of the YES token at 0.7, resting
         const takeProfit = yield* eventually(
-          Effect.sync(() => x.orders.find((o) => o.tokenId === NO_TOKEN && o.status === "LIVE")),
-          (o) => o !== undefined
+          Effect.sync(() => x.orders.find((o) => o.tokenId === YES_TOKEN && o.side === "SELL" && o.status === "LIVE")),
+          (o) => o !== undefined,
+          "a resting take-profit"
         )
         yield* eventually(
           Effect.sync(() => x.connections()),
@@ -250,8 +256,8 @@ describe("Polymarket end to end", () => {
         const done = yield* settled(bracket.body.id)
         assert.strictEqual(done.body.status, "closed", JSON.stringify(done.body.info))
         assert.strictEqual(takeProfit!.status, "CANCELED")
-        const exit = x.orders.find((o) => o.tokenId === NO_TOKEN && o.orderType === "FAK")!
-        assert.strictEqual(exit.status, "MATCHED")
+        const exit = x.orders.find((o) => o.orderType === "FAK")!
+        assert.deepStrictEqual([exit.tokenId, exit.side, exit.status], [YES_TOKEN, "SELL", "MATCHED"])
         const position = yield* eventually(
           authed("GET", "/trading/positions?account=polymarket:default"),
           (r) => r.body.data?.[0]?.contracts === "0"
