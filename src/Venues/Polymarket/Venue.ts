@@ -58,6 +58,13 @@ export interface PolymarketConfig {
   readonly heartbeatEvery: Duration.DurationInput
 }
 
+const positiveInt = (env: Readonly<Record<string, string | undefined>>, name: string, fallback: number): number => {
+  const text = env[name]
+  if (text === undefined || text === "") return fallback
+  if (!/^[1-9]\d*$/.test(text)) throw new Error(`${name} must be a positive whole number`)
+  return Number(text)
+}
+
 /** Reads `POLYMARKET_*` settings; a malformed one is an error naming it, never a silent default. */
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): PolymarketConfig => {
   const chain = env["POLYMARKET_CHAIN_ID"] ?? "137"
@@ -86,7 +93,7 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     timeout: Duration.seconds(10),
     catalogTtl: Duration.minutes(5),
     catalogPages: 20,
-    heartbeatEvery: Duration.seconds(5)
+    heartbeatEvery: Duration.millis(positiveInt(env, "POLYMARKET_HEARTBEAT_MS", 5000))
   }
 }
 
@@ -114,6 +121,7 @@ export const polymarketCapabilities = (trading: boolean): Capabilities => ({
 
 const CredsAnswer = Schema.Struct({ apiKey: Schema.String, secret: Schema.String, passphrase: Schema.String })
 const VersionAnswer = Schema.Struct({ version: Schema.Number })
+const TickAnswer = Schema.Struct({ minimum_tick_size: Schema.Union(Schema.Number, Schema.String) })
 const PostOrderAnswer = Schema.Struct({
   success: Schema.optional(Schema.Boolean),
   errorMsg: Schema.optional(Schema.String),
@@ -212,8 +220,18 @@ export const makePolymarketVenue = (
       return out
     })
 
-    /** A market by condition id, Gamma id or slug. */
+    /** Ticks the venue moved since the catalog was read (`tick_size_change`, or a refusal), by YES token. */
+    const ticks = new Map<string, F.Fixed>()
+    const withTick = (m: PolymarketMarket): PolymarketMarket => {
+      const tick = ticks.get(m.yesToken) ?? books.ticks.get(m.yesToken)
+      return tick === undefined || tick === m.tick ? m : { ...m, tick }
+    }
+
+    /** A market by condition id, Gamma id or slug, with the tick the venue uses now. */
     const market = (id: string): Effect.Effect<PolymarketMarket | undefined, VenueError> =>
+      Effect.map(catalogMarket(id), (m) => (m === undefined ? undefined : withTick(m)))
+
+    const catalogMarket = (id: string): Effect.Effect<PolymarketMarket | undefined, VenueError> =>
       Effect.gen(function* () {
         const known = byId.get(id) ?? byId.get(byAlias.get(id) ?? "")
         if (known !== undefined) return known
@@ -336,29 +354,27 @@ export const makePolymarketVenue = (
                 if (msg.event_type !== "trade") continue
                 for (const c of ownFills.apply(msg)) {
                   const f = c.fill
-                  if (c._tag === "Reversed") {
-                    Effect.runSync(
-                      Effect.logWarning(`polymarket trade ${f.tradeId} failed after it matched: the fill is reversed`)
-                    )
-                    continue
+                  const fill = {
+                    tradeId: f.tradeId,
+                    venueOrderId: f.venueOrderId,
+                    clientOrderId: f.own.clientOrderId,
+                    nativeId: f.own.nativeId,
+                    side: f.own.side,
+                    price: f.price,
+                    amount: f.amount,
+                    fee: F.ZERO,
+                    liquidity: f.liquidity,
+                    ts: f.ts
                   }
-                  Effect.runSync(
-                    PubSub.publish(events, {
-                      _tag: "Fill",
-                      fill: {
-                        tradeId: f.tradeId,
-                        venueOrderId: f.venueOrderId,
-                        clientOrderId: f.own.clientOrderId,
-                        nativeId: f.own.nativeId,
-                        side: f.own.side,
-                        price: f.price,
-                        amount: f.amount,
-                        fee: F.ZERO,
-                        liquidity: f.liquidity,
-                        ts: f.ts
-                      }
-                    })
-                  )
+                  // a trade FAILED after it matched undoes the fill counted then, with an event that says so
+                  const event: VenueEvent =
+                    c._tag === "Reversed"
+                      ? { _tag: "FillReversed", fill, reason: "the venue reported the trade FAILED after it matched" }
+                      : { _tag: "Fill", fill }
+                  if (c._tag === "Reversed") {
+                    Effect.runSync(Effect.logWarning(`polymarket trade ${f.tradeId} failed after it matched: reversed`))
+                  }
+                  Effect.runSync(PubSub.publish(events, event))
                 }
               }
             },
@@ -367,6 +383,24 @@ export const makePolymarketVenue = (
         }
         // the first placement waits a moment for the channel, so that its own fills are heard; never for long
         yield* Deferred.await(userOpen).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+      })
+
+    /** The venue moved the tick since we read it: read it again, keep it, and name the nearest prices on it. */
+    const refusedTick = (m: PolymarketMarket, price: F.Fixed, why: string) =>
+      Effect.gen(function* () {
+        const now = yield* rest
+          .json({ family: "clob", host: "clob", method: "GET", path: `/tick-size?token_id=${m.yesToken}` }, TickAnswer)
+          .pipe(
+            Effect.map((a) => F.parse(String(a.minimum_tick_size))),
+            Effect.orElseSucceed(() => undefined)
+          )
+        const tick = now !== undefined && now > 0 ? now : m.tick
+        ticks.set(m.yesToken, tick)
+        const [below, above] = nearestTicks(price, tick)
+        return yield* fail(
+          "rejected",
+          `INVALID_ORDER_MIN_TICK_SIZE: price ${F.format(price)} is off the ${F.format(tick)} grid; nearest valid prices ${F.format(below)} and ${F.format(above)} (${why})`
+        )
       })
 
     const placeOrder = (r: PlaceOrderRequest): Effect.Effect<VenueOrder, VenueError> =>
@@ -429,11 +463,18 @@ export const makePolymarketVenue = (
           orderType,
           ...(r.postOnly ? { postOnly: true } : {})
         }
-        const answer = yield* rest.json(
-          { family: "order", host: "clob", method: "POST", path: "/order", body, auth: "l2" },
-          PostOrderAnswer
-        )
+        const answer = yield* rest
+          .json({ family: "order", host: "clob", method: "POST", path: "/order", body, auth: "l2" }, PostOrderAnswer)
+          .pipe(
+            Effect.catchIf(
+              (e) => e.kind === "rejected" && e.reason.includes("INVALID_ORDER_MIN_TICK_SIZE"),
+              (e) => refusedTick(m, r.price, e.reason)
+            )
+          )
         if (answer.success === false || answer.orderID === undefined || answer.orderID === "") {
+          if ((answer.errorMsg ?? "").includes("INVALID_ORDER_MIN_TICK_SIZE")) {
+            return yield* refusedTick(m, r.price, answer.errorMsg ?? "")
+          }
           return yield* Effect.fail(
             classify(400, JSON.stringify({ errorMsg: answer.errorMsg ?? "refused" }), undefined)
           )

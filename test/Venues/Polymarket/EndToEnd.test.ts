@@ -3,6 +3,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { authLayer, serverServices } from "../../../src/Cli.ts"
+import * as F from "../../../src/Domain/Fixed.ts"
 import { HttpServeLive } from "../../../src/Http/Server.ts"
 import { Auth } from "../../../src/Services/Auth.ts"
 import { OrderStore } from "../../../src/Services/OrderStore.ts"
@@ -291,6 +292,79 @@ describe("Polymarket end to end", () => {
         assert.isTrue(x.orders.every((o) => o.status !== "LIVE"))
         yield* allSigned
       }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "a trade that fails after it matched is reversed: ledger, order and events agree",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        x.failNextTrades = 1
+        const taken = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.6", time_in_force: "ioc" })
+        assert.strictEqual(taken.status, 201, taken.text)
+        const reversed = yield* eventually(
+          authed("GET", `/trading/orders/${taken.body.id}`),
+          (r) => Array.isArray(r.body.info?.reversed),
+          "the reversal"
+        )
+        assert.strictEqual(reversed.body.filled, "0")
+        const fills = yield* authed("GET", `/trading/fills?account=polymarket:default&order_id=${taken.body.id}`)
+        assert.deepStrictEqual(fills.body.data.map((f: any) => [f.side, f.price, f.amount]).sort(), [
+          ["buy", "0.6", "5"],
+          ["sell", "0.6", "5"]
+        ])
+        const positions = yield* authed("GET", "/trading/positions?account=polymarket:default")
+        assert.isTrue(
+          positions.body.data.every((p: any) => p.contracts === "0"),
+          positions.text
+        )
+        const balances = yield* authed("GET", "/trading/balances?account=polymarket:default")
+        assert.include(balances.text, '"10000"')
+        yield* allSigned
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "a price off the tick the venue uses now is 400 naming the two nearest valid prices on it",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        x.tick = F.of("0.1")
+        const refused = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.55" })
+        assert.strictEqual(refused.status, 400, refused.text)
+        assert.strictEqual(refused.body.error.code, "validation_error")
+        assert.strictEqual(refused.body.error.details.errors[0].field, "price")
+        assert.include(refused.body.error.message, "nearest valid prices 0.5 and 0.6", refused.text)
+        // the desk now knows the tick: the next off-grid price is refused before it is sent
+        const sent = x.orders.length
+        const again = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.45" })
+        assert.strictEqual(again.status, 400, again.text)
+        assert.include(again.text, "0.4")
+        assert.strictEqual(x.orders.length, sent)
+        const fine = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+        assert.strictEqual(fine.status, 201, fine.text)
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "the heartbeat shows in /trading/status: ok while orders rest, failing when the venue refuses it",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        const status = () => Effect.map(authed("GET", "/trading/status"), (r) => r.body.heartbeats?.polymarket)
+        const idle = yield* status()
+        assert.deepStrictEqual([idle.active, idle.state], [false, "ok"])
+        const resting = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+        assert.strictEqual(resting.status, 201, resting.text)
+        const beating = yield* eventually(status(), (h) => h.last_ok_at !== null, "a heartbeat")
+        assert.deepStrictEqual([beating.active, beating.state], [true, "ok"])
+        x.failHeartbeats = true
+        const failing = yield* eventually(status(), (h) => h.state === "failing", "a failed heartbeat")
+        assert.strictEqual(failing.last_error, "Invalid heartbeat id")
+      }).pipe(Effect.provide(server((x) => ({ ...trading(x), POLYMARKET_HEARTBEAT_MS: "100" })))),
     30_000
   )
 

@@ -49,6 +49,8 @@ export interface FakePolymarket {
   readonly move: (side: "BUY" | "SELL", price: string, size: string) => void
   /** An outside taker fills `size` of an own resting order: the user channel reports the trade. */
   readonly fillResting: (orderId: string, size: string) => void
+  /** The CLOB's tick now (Gamma keeps saying 0.01): an order off it is refused `INVALID_ORDER_MIN_TICK_SIZE`. */
+  tick: number
   /** Answers the next `n` requests with 429. */
   rateLimitNext: number
   /** Heartbeats received; while `failHeartbeats` is set they are answered 400 and the venue's orders canceled. */
@@ -234,6 +236,9 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
         }
       ])
     }
+    if (req.method === "GET" && url.pathname === "/tick-size") {
+      return send(res, 200, { minimum_tick_size: Number(F.format(fake.tick as F.Fixed)) })
+    }
     if (req.method === "GET" && url.pathname === "/version") return send(res, 200, { version: 2 })
     if (req.method === "GET" && url.pathname === "/auth/derive-api-key") {
       const address = req.headers["poly_address"] as Address
@@ -263,6 +268,12 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
       const size = (o.side === "BUY" ? Number(o.takerAmount) : Number(o.makerAmount)) as F.Fixed
       const usdc = (o.side === "BUY" ? Number(o.makerAmount) : Number(o.takerAmount)) as F.Fixed
       const price = F.div(usdc, size)
+      if (price % fake.tick !== 0) {
+        return send(res, 400, {
+          success: false,
+          errorMsg: `INVALID_ORDER_MIN_TICK_SIZE: order ${F.format(price)} breaks minimum tick size rules`
+        })
+      }
       if (o.tokenId !== YES_TOKEN && o.tokenId !== NO_TOKEN) {
         return send(res, 400, { success: false, errorMsg: "INVALID_ORDER_TOKEN: no such token" })
       }
@@ -444,6 +455,7 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     asks,
     bids,
     rateLimitNext: 0,
+    tick: F.of("0.01"),
     failNextTrades: 0,
     move: (side, price, size) => {
       const p = F.of(price)
