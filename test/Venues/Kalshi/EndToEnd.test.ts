@@ -142,11 +142,24 @@ describe("Kalshi end to end", () => {
           venues.body.data.map((v: any) => v.id),
           ["sim", "kalshi"]
         )
+        const x = yield* Exchange
         const list = yield* request("GET", "/venues/kalshi/markets?limit=10")
         assert.strictEqual(list.status, 200, list.text)
         assert.deepStrictEqual(
           list.body.data.map((m: any) => m.id),
           ["kalshi:KXTEST-26-A", "kalshi:KXTEST-26-B"]
+        )
+        // a page is answered from the catalog's quotes: no book or trades read per row
+        assert.deepStrictEqual(
+          list.body.data.map((m: any) => [m.best_bid, m.best_ask]),
+          [
+            ["0.4", "0.45"],
+            ["0.1", "0.2"]
+          ]
+        )
+        assert.deepStrictEqual(
+          x.requests.filter((r) => /orderbook|trades/.test(r.path)).map((r) => r.path),
+          []
         )
         const found = yield* request("GET", "/venues/kalshi/markets?search=fake")
         assert.deepStrictEqual(
