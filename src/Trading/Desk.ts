@@ -30,6 +30,7 @@ import {
 import { Journal } from "./Journal.ts"
 import { collateral, type Fill, Ledger, type Position, unrealized } from "./Ledger.ts"
 import { checkRisk, DEFAULT_RULES, type RiskRules } from "./Risk.ts"
+import { cancelWanted } from "./BulkCancel.ts"
 import { reconcile } from "./Reconcile.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
 
@@ -94,6 +95,15 @@ const validation = (field: string, message: string) => ApiError.field(field, mes
 
 const riskRejected = (rule: string, message: string) =>
   new ApiError({ status: 409, code: "risk_rejected", message, details: { venue: null, retryable: false, rule } })
+
+/** A market that does not trade now (closed, settled, halted): the contract's 409 with rule `market_halted`. */
+const marketHalted = (venue: string, message: string) =>
+  new ApiError({
+    status: 409,
+    code: "risk_rejected",
+    message,
+    details: { venue, retryable: false, rule: "market_halted" }
+  })
 
 /** The two valid prices nearest an off-grid one, for the error message. */
 const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
@@ -366,7 +376,7 @@ const makeDesk = (config: DeskConfig) =>
         const market = yield* Effect.mapError(venue.market(nativeId), fromVenueError)
         if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
         if (market.status !== "open") {
-          return yield* Effect.fail(validation("market_id", `market ${input.marketId} is ${market.status}`))
+          return yield* Effect.fail(marketHalted(venueId, `market ${input.marketId} is ${market.status}`))
         }
         const amount = F.parse(input.amount)
         if (amount === undefined || amount <= 0) {
@@ -619,14 +629,14 @@ const makeDesk = (config: DeskConfig) =>
       cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
       cancelAll: (filter: OrderFilter) =>
         serialized(
-          Effect.gen(function* () {
-            let count = 0
-            for (const order of [...orders.values()]) {
-              if (!matches(order, filter) || TERMINAL.has(order.status)) continue
-              const after = yield* cancelOne(order)
-              if (after.status === "canceled") count++
-            }
-            return count
+          cancelWanted({
+            live: [...orders.values()],
+            wanted: (order) => matches(order, filter),
+            marketId: filter.marketId,
+            venue: gateway.venue,
+            cancelOne,
+            lookup,
+            setOrder
           })
         ).pipe(Effect.uninterruptible),
       amend: (

@@ -248,6 +248,28 @@ describe("Kalshi end to end", () => {
   )
 
   it.live(
+    "cancel-all is one venue request when it covers every live order there",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Exchange
+        const one = yield* place({ side: "buy", type: "limit", amount: "1", price: "0.30" })
+        const two = yield* place({ side: "sell", type: "limit", amount: "1", price: "0.70" })
+        assert.deepStrictEqual([one.status, two.status], [201, 201])
+        const all = yield* authed("DELETE", "/trading/orders?account=kalshi:default")
+        assert.strictEqual(all.status, 200, all.text)
+        assert.strictEqual(all.body.canceled, 2)
+        const deletes = x.requests.filter((r) => r.method === "DELETE").map((r) => r.path)
+        assert.deepStrictEqual(deletes, ["/trade-api/v2/portfolio/events/orders"])
+        assert.isTrue(x.orders.every((o) => o.status === "canceled"))
+        for (const id of [one.body.id, two.body.id]) {
+          assert.strictEqual((yield* authed("GET", `/trading/orders/${id}`)).body.status, "canceled")
+        }
+        yield* checkedAgainstSpecs
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
     "a 429 passes through with Retry-After; a timed-out placement is found again by its client id",
     () =>
       Effect.gen(function* () {

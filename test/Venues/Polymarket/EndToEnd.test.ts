@@ -177,6 +177,10 @@ describe("Polymarket end to end", () => {
 
         const all = yield* authed("DELETE", "/trading/orders?venue=polymarket")
         assert.strictEqual(all.status, 200, all.text)
+        assert.strictEqual(all.body.canceled, 1)
+        // one venue call for the lot, none per order
+        assert.strictEqual(x.calls.filter((c) => c === "DELETE /cancel-all").length, 1)
+        assert.strictEqual(x.calls.filter((c) => c === "DELETE /order").length, 1)
         assert.strictEqual(noOrder.status, "CANCELED")
         assert.strictEqual((yield* authed("GET", `/trading/orders/${sell.body.id}`)).body.status, "canceled")
         yield* allSigned

@@ -38,6 +38,8 @@ export interface FakePolymarket {
   readonly wsUrl: string
   /** Every order accepted, with the signer recovered from its EIP-712 signature. */
   readonly orders: Array<FakeOrder>
+  /** Every request, as `METHOD /path`. */
+  readonly calls: Array<string>
   /** Requests refused for a bad HMAC or an unknown signer. */
   readonly refusals: Array<string>
   /** The YES token's resting asks of other traders (price → size), matched by crossing buys. */
@@ -95,6 +97,7 @@ const levels = (m: Map<number, number>) =>
 export const startFake = async (expectedSigner: Address): Promise<FakePolymarket> => {
   const orders: Array<FakeOrder> = []
   const refusals: Array<string> = []
+  const calls: Array<string> = []
   const asks = new Map<number, number>([
     [F.of("0.6"), F.of("100")],
     [F.of("0.62"), F.of("50")]
@@ -189,6 +192,7 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
   const handle = async (req: IncomingMessage, body: string, res: ServerResponse) => {
     const url = new URL(req.url!, "http://x")
     const path = req.url!
+    calls.push(`${req.method} ${url.pathname}`)
     if (fake.rateLimitNext > 0) {
       fake.rateLimitNext--
       return send(res, 429, { error: "Too Many Requests" }, { "retry-after": "3" })
@@ -454,6 +458,7 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     url: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}/ws`,
     orders,
+    calls,
     refusals,
     asks,
     bids,
