@@ -1,7 +1,7 @@
 /** Start-up reconciliation: orders the last run left open follow their venue if still there, else they end. */
 import { type Context, Clock, Effect } from "effect"
 import type { Order, OrderStatus } from "../Domain/Order.ts"
-import type { VenueGateway, VenueOrder } from "../Services/VenueGateway.ts"
+import type { Venue, VenueGateway, VenueOrder } from "../Services/VenueGateway.ts"
 
 /** What reconciling needs of the desk: the orders restored, its lookups and its ways to apply a venue's answer. */
 export interface Reconciling {
@@ -14,14 +14,36 @@ export interface Reconciling {
   readonly applySnapshot: (order: Order, snapshot: VenueOrder) => Effect.Effect<void>
 }
 
-/** Each open venue order is looked up by its client id; a venue that cannot answer leaves it as it is. */
+/**
+ * Each open venue order is looked up by its client id; one the venue cannot find so (a venue without client ids,
+ * Polymarket) is looked for among the venue's resting orders by its venue id, and adopted when it rests there. A
+ * venue that cannot answer leaves it as it is; one that has it nowhere ends it canceled.
+ */
 export const reconcile = (r: Reconciling) =>
   Effect.gen(function* () {
+    const resting = new Map<string, ReadonlyMap<string, VenueOrder> | null>()
+    const restingOn = (venue: Venue) =>
+      Effect.gen(function* () {
+        const known = resting.get(venue.info.id)
+        if (known !== undefined) return known
+        const read =
+          venue.openOrders === undefined
+            ? new Map<string, VenueOrder>()
+            : yield* Effect.map(venue.openOrders, (os) => new Map(os.map((o) => [o.venueOrderId, o]))).pipe(
+                Effect.orElseSucceed(() => null)
+              )
+        resting.set(venue.info.id, read)
+        return read
+      })
     for (const order of r.orders) {
       if (!r.openStatuses.has(order.status) || order.heldBy !== "venue") continue
       const venue = r.gateway.venue(order.venue)
-      const found =
+      let found =
         venue === undefined ? undefined : yield* venue.orderByClientId(order.id).pipe(Effect.orElseSucceed(() => null))
+      if (found === undefined && venue !== undefined && order.venueOrderId !== null) {
+        const open = yield* restingOn(venue)
+        found = open === null ? null : open.get(order.venueOrderId)
+      }
       if (found === null) continue
       if (found === undefined) {
         const now = yield* Clock.currentTimeMillis

@@ -143,6 +143,10 @@ const OpenOrder = Schema.Struct({
 })
 type OpenOrder = typeof OpenOrder.Type
 
+const OpenOrdersPage = Schema.Struct({
+  data: Schema.Array(OpenOrder),
+  next_cursor: Schema.optional(Schema.NullOr(Schema.String))
+})
 const Canceled = Schema.Struct({ canceled: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))) })
 const HeartbeatAnswer = Schema.Struct({ heartbeat_id: Schema.optional(Schema.NullOr(Schema.String)) })
 
@@ -511,6 +515,52 @@ export const makePolymarketVenue = (
         )
       })
 
+    /**
+     * The account's resting orders on the venue, each remembered so that its fills and a cancel find it again: a
+     * NO-token BUY at q is our `sell` at 1 − q, a YES SELL our `sell` at p. The venue keeps no client id.
+     */
+    const openOrders: Effect.Effect<ReadonlyArray<VenueOrder>, VenueError> = Effect.gen(function* () {
+      const creds = yield* ensureCreds
+      yield* startUserChannel(creds)
+      const now = yield* Clock.currentTimeMillis
+      const out: Array<VenueOrder> = []
+      let cursor = ""
+      for (let page = 0; page < 100; page++) {
+        const r = yield* rest.json(
+          {
+            family: "clob",
+            host: "clob",
+            method: "GET",
+            path: `/data/orders${cursor === "" ? "" : `?next_cursor=${encodeURIComponent(cursor)}`}`,
+            auth: "l2"
+          },
+          OpenOrdersPage
+        )
+        for (const o of r.data) {
+          const m = yield* market(o.market)
+          if (m === undefined) continue
+          const onNoToken = o.asset_id === m.noToken
+          const price = F.parse(o.price) ?? F.ZERO
+          const p: Placed = placed.get(o.id) ?? {
+            clientOrderId: "",
+            nativeId: m.nativeId,
+            side: onNoToken || o.side === "SELL" ? "sell" : "buy",
+            price: onNoToken ? ((F.ONE - price) as F.Fixed) : price,
+            amount: F.parse(o.original_size) ?? F.ZERO,
+            onNoToken
+          }
+          placed.set(o.id, p)
+          const view = fromOpenOrder(o, p, now)
+          if (view.status === "open") resting.add(o.id)
+          out.push(view)
+        }
+        if (r.next_cursor === undefined || r.next_cursor === null || r.next_cursor === "LTE=" || r.data.length === 0)
+          break
+        cursor = r.next_cursor
+      }
+      return out
+    })
+
     const readOrder = (venueOrderId: string): Effect.Effect<VenueOrder, VenueError> =>
       Effect.gen(function* () {
         yield* ensureCreds
@@ -676,6 +726,7 @@ export const makePolymarketVenue = (
       placeOrder,
       cancelOrder,
       amendOrder: () => fail("not_supported", "Polymarket has no amend: cancel and place again"),
+      openOrders: identity === undefined ? fail("not_supported", "trading needs POLYMARKET_PRIVATE_KEY") : openOrders,
       orderByClientId: (clientOrderId) => {
         const id = byClientId.get(clientOrderId)
         return id === undefined ? Effect.succeed(undefined) : readOrder(id)

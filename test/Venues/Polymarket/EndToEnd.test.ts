@@ -2,9 +2,13 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { authLayer, serverServices } from "../../../src/Cli.ts"
 import * as F from "../../../src/Domain/Fixed.ts"
 import { HttpServeLive } from "../../../src/Http/Server.ts"
+import { engineDatabase } from "../../../src/Persistence/Sql.ts"
 import { Auth } from "../../../src/Services/Auth.ts"
 import { OrderStore } from "../../../src/Services/OrderStore.ts"
 import { signerOf } from "../../../src/Venues/Polymarket/Signing.ts"
@@ -29,7 +33,10 @@ const clobLayer = Layer.scoped(
 )
 
 /** The server as `serve` builds it, its venues from the list `sim,polymarket` with the fake behind the URL settings. */
-const server = (env: (fake: FakePolymarket) => Record<string, string>) => {
+const server = (
+  env: (fake: FakePolymarket) => Record<string, string>,
+  given?: { readonly fake: FakePolymarket; readonly engineFile: string }
+) => {
   const venues = Layer.unwrapEffect(
     Effect.map(Clob, (x) =>
       venuesLayerFromList({
@@ -41,7 +48,10 @@ const server = (env: (fake: FakePolymarket) => Record<string, string>) => {
   )
   const services = serverServices({
     seed: 7,
-    store: OrderStore.layerMemory,
+    store:
+      given === undefined
+        ? OrderStore.layerMemory
+        : OrderStore.layerSql.pipe(Layer.provide(engineDatabase(given.engineFile))),
     auth: authLayer(":memory:"),
     venues: venues as Layer.Layer<any>
   })
@@ -53,7 +63,7 @@ const server = (env: (fake: FakePolymarket) => Record<string, string>) => {
     Layer.provideMerge(owner),
     Layer.provideMerge(services),
     Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provideMerge(clobLayer)
+    Layer.provideMerge(given === undefined ? clobLayer : Layer.succeed(Clob, given.fake))
   ) as Layer.Layer<Owner | Clob | any>
 }
 
@@ -370,6 +380,41 @@ describe("Polymarket end to end", () => {
         assert.strictEqual(failing.last_error, "Invalid heartbeat id")
       }).pipe(Effect.provide(server((x) => ({ ...trading(x), POLYMARKET_HEARTBEAT_MS: "100" })))),
     30_000
+  )
+
+  it.live(
+    "a restart adopts the orders still resting on the venue and ends those it no longer has",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "polymarket-restart-"))
+        const fake = yield* Effect.promise(() => startFake(SIGNER))
+        const given = { fake, engineFile: join(dir, "engine.db") }
+        try {
+          const [kept, gone] = yield* Effect.gen(function* () {
+            const one = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+            const two = yield* place({ side: "sell", type: "limit", amount: "5", price: "0.8" })
+            assert.deepStrictEqual([one.status, two.status], [201, 201])
+            return [one.body.id, two.body.id] as const
+          }).pipe(Effect.provide(server(trading, given)))
+          // while the server is down the venue cancels one (a missed heartbeat does that)
+          fake.orders[1]!.status = "CANCELED"
+          yield* Effect.gen(function* () {
+            assert.strictEqual((yield* authed("GET", `/trading/orders/${kept}`)).body.status, "open")
+            assert.strictEqual((yield* authed("GET", `/trading/orders/${gone}`)).body.status, "canceled")
+            // the adopted order is the venue's still: its fills are heard and a cancel reaches it
+            fake.fillResting(fake.orders[0]!.id, "2")
+            yield* eventually(authed("GET", `/trading/orders/${kept}`), (r) => r.body.filled === "2", "the fill")
+            const canceled = yield* authed("DELETE", `/trading/orders/${kept}`)
+            assert.strictEqual(canceled.body.status, "canceled", canceled.text)
+            assert.strictEqual(fake.orders[0]!.status, "CANCELED")
+          }).pipe(Effect.provide(server(trading, given)))
+          assert.deepStrictEqual(fake.refusals, [])
+        } finally {
+          yield* Effect.promise(() => fake.close())
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }),
+    40_000
   )
 
   it.live(

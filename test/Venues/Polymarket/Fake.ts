@@ -389,6 +389,26 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
       o.status = "CANCELED"
       return send(res, 200, { canceled: [orderID], not_canceled: {} })
     }
+    if (req.method === "GET" && url.pathname === "/data/orders") {
+      // one page holds everything here; the venue marks the last page with "LTE="
+      const live = orders.filter((o) => o.status === "LIVE")
+      return send(res, 200, {
+        limit: 500,
+        count: live.length,
+        next_cursor: "LTE=",
+        data: live.map((o) => ({
+          id: o.id,
+          status: o.status,
+          market: CONDITION,
+          asset_id: o.tokenId,
+          side: o.side,
+          original_size: F.format(o.size),
+          size_matched: F.format(o.matched),
+          price: F.format(o.price),
+          owner: o.owner
+        }))
+      })
+    }
     if (req.method === "GET" && url.pathname.startsWith("/data/order/")) {
       const o = orders.find((x) => x.id === url.pathname.slice("/data/order/".length))
       if (o === undefined) return send(res, 404, { error: "order not found" })
