@@ -418,6 +418,45 @@ describe("Polymarket end to end", () => {
   )
 
   it.live(
+    "a 429 passes through with Retry-After; a dropped market socket reconnects and a stop still fires on its stream",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        x.rateLimitNext = 1
+        const limited = yield* request("GET", `/venues/polymarket/markets/${M}/book`)
+        assert.strictEqual(limited.status, 429, limited.text)
+        assert.strictEqual(limited.headers["retry-after"], "3")
+        assert.strictEqual(limited.body.error.code, "rate_limit_exceeded")
+        assert.strictEqual(limited.body.error.details.retryable, true)
+        assert.strictEqual(limited.body.error.details.venue, "polymarket")
+
+        const stop = yield* place({ side: "sell", type: "stop_market", amount: "5", stop_price: "0.5" })
+        assert.strictEqual(stop.status, 201, stop.text)
+        yield* eventually(
+          Effect.sync(() => x.connections()),
+          (n) => n >= 1,
+          "the market channel"
+        )
+        const before = x.opened()
+        x.dropSockets()
+        yield* eventually(
+          Effect.sync(() => [x.opened(), x.connections()] as const),
+          ([opened, open]) => opened > before && open >= 1,
+          "the reconnect"
+        )
+        yield* Effect.sleep("200 millis")
+        // on the new connection: the bid falls through the stop, which fires and sells into it
+        x.move("BUY", "0.48", "20")
+        x.move("BUY", "0.55", "0")
+        const done = yield* settled(stop.body.id)
+        assert.strictEqual(done.body.status, "closed", JSON.stringify(done.body.info))
+        assert.strictEqual(done.body.filled, "5")
+        yield* allSigned
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
     "without a key: public data only, trading capabilities false; unreachable, routes answer 502 and serve starts",
     () =>
       Effect.gen(function* () {

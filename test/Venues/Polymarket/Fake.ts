@@ -66,6 +66,8 @@ export interface FakePolymarket {
   /** Drops every market-channel socket. */
   readonly dropSockets: () => void
   readonly connections: () => number
+  /** Market-channel connections opened since the start. */
+  readonly opened: () => number
   readonly close: () => Promise<void>
 }
 
@@ -451,7 +453,9 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     })
     socket.on("close", () => userSockets.delete(socket))
   })
+  let opened = 0
   wss.on("connection", (socket) => {
+    opened++
     sockets.add(socket)
     socket.on("close", () => sockets.delete(socket))
     socket.on("message", (data) => {
@@ -524,6 +528,7 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
       for (const s of sockets) s.terminate()
     },
     connections: () => sockets.size,
+    opened: () => opened,
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.terminate()
