@@ -20,6 +20,17 @@ export interface Market {
   readonly lot: Fixed
   /** Settlement result once settled. */
   readonly result: "yes" | "no" | null
+  /**
+   * The top of the book and the last price as the venue's catalog states them, when it does: lists show these
+   * instead of reading every row's book and trades.
+   */
+  readonly quote?: MarketQuote
+}
+
+export interface MarketQuote {
+  readonly bestBid: Fixed | null
+  readonly bestAsk: Fixed | null
+  readonly last: Fixed | null
 }
 
 export interface BookLevel {

@@ -15,6 +15,15 @@ export const fromVenueError = (e: VenueFailure): ApiError => {
   const base = { venue: e.venue, reason: e.reason }
   switch (e.kind) {
     case "rejected":
+      // a price off the venue's tick is the caller's to fix, as an off-grid price is on every venue
+      if (e.reason.startsWith("INVALID_ORDER_MIN_TICK_SIZE")) {
+        return new ApiError({
+          status: 400,
+          code: "validation_error",
+          message: `${e.venue} refused the price: ${e.reason}`,
+          details: { ...base, retryable: false, errors: [{ field: "price", message: e.reason }] }
+        })
+      }
       return new ApiError({
         status: 400,
         code: "order_rejected",

@@ -9,6 +9,7 @@ import { Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
 import type { MarketView } from "./Core.ts"
 import { expireDue, feed, feedView, onChildUpdate, onMarket, timersDue } from "./Inputs.ts"
+import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
@@ -80,7 +81,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       gateway: yield* VenueGateway,
       serialized,
       wake,
-      parents: new Map(),
+      parents: new ParentsByMarket(),
       sleeping: new WakeIndex(),
       stats: { views: 0, woken: 0 },
       wokenByType: {},
@@ -90,6 +91,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     const { parents, gateway } = d
 
     yield* restore(d)
+    // Live, the markets of live parents are streamed by the venues that stream on request.
+    if (!driven) yield* watchLiveMarkets(d.parents as ParentsByMarket, gateway)
 
     // Inputs: child updates from the desk, market data from the venues, and timers.
     yield* Effect.forkScoped(

@@ -95,6 +95,8 @@ export interface VenueFill {
 /** What a venue reports as it happens: own fills, own order changes, and book changes. */
 export type VenueEvent =
   | { readonly _tag: "Fill"; readonly fill: VenueFill }
+  /** A fill reported before that the venue undid (Polymarket: a trade `FAILED` after it matched). */
+  | { readonly _tag: "FillReversed"; readonly fill: VenueFill; readonly reason: string }
   | { readonly _tag: "Order"; readonly order: VenueOrder }
   | { readonly _tag: "Book"; readonly nativeId: string; readonly ts: number }
 

@@ -15,6 +15,7 @@ import { byClientId, type Lookups, matches, orderOrNotFound, withChildIds } from
 import { checkPrice, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
 import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, positionRow, unrealized } from "./Ledger.ts"
 import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
+import { cancelWanted } from "./BulkCancel.ts"
 import { reconcile } from "./Reconcile.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
 
@@ -393,14 +394,14 @@ const makeDesk = (config: DeskConfig) =>
       cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
       cancelAll: (filter: OrderFilter) =>
         serialized(
-          Effect.gen(function* () {
-            let count = 0
-            for (const order of [...memory.live.values()]) {
-              if (!matches(order, filter) || TERMINAL.has(order.status)) continue
-              const after = yield* cancelOne(order)
-              if (after.status === "canceled") count++
-            }
-            return count
+          cancelWanted({
+            live: [...memory.live.values()],
+            wanted: (order) => matches(order, filter),
+            marketId: filter.marketId,
+            venue: gateway.venue,
+            cancelOne,
+            lookup,
+            setOrder
           })
         ).pipe(Effect.uninterruptible),
       amend: (

@@ -58,6 +58,15 @@ export class PlacementRate {
 
 const validation = (field: string, message: string) => ApiError.field(field, message)
 
+/** A market that does not trade now (closed, settled, halted): the contract's 409 with rule `market_halted`. */
+const marketHalted = (venue: string, message: string) =>
+  new ApiError({
+    status: 409,
+    code: "risk_rejected",
+    message,
+    details: { venue, retryable: false, rule: "market_halted" }
+  })
+
 const riskRejected = (rule: string, message: string) =>
   new ApiError({ status: 409, code: "risk_rejected", message, details: { venue: null, retryable: false, rule } })
 
@@ -113,7 +122,7 @@ export const placeOrder = (d: Placing, input: PlaceInput, actor: string) =>
     const market = yield* Effect.mapError(venue.market(nativeId), fromVenueError)
     if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
     if (market.status !== "open") {
-      return yield* Effect.fail(validation("market_id", `market ${input.marketId} is ${market.status}`))
+      return yield* Effect.fail(marketHalted(venueId, `market ${input.marketId} is ${market.status}`))
     }
     const amount = F.parse(input.amount)
     if (amount === undefined || amount <= 0) {

@@ -2,7 +2,7 @@
 import { type Context, Clock, Effect } from "effect"
 import type { Order, OrderStatus } from "../Domain/Order.ts"
 import type { JournalEntry } from "../Services/OrderStore.ts"
-import type { VenueGateway, VenueOrder } from "../Services/VenueGateway.ts"
+import type { Venue, VenueGateway, VenueOrder } from "../Services/VenueGateway.ts"
 
 /** What reconciling needs of the desk: the orders restored, its lookups and its ways to apply a venue's answer. */
 export interface Reconciling {
@@ -18,17 +18,37 @@ export interface Reconciling {
 }
 
 /**
- * Each open venue order is looked up by its client id; a venue that cannot answer leaves it as it is. An order still
- * `pending` was written before its venue call and the process ended before the answer: found on the venue, it is
- * accepted now (once); absent, the venue never took it and it is removed, so a retry places it once.
+ * Each open venue order is looked up by its client id; one the venue cannot find so (a venue without client ids,
+ * Polymarket) is looked for among the venue's resting orders by its venue id, and adopted when it rests there. A
+ * venue that cannot answer leaves it as it is; one that has it nowhere ends it canceled. An order still `pending` was
+ * written before its venue call and the process ended before the answer: found on the venue, it is accepted now
+ * (once); absent, the venue never took it and it is removed, so a retry places it once.
  */
 export const reconcile = (r: Reconciling) =>
   Effect.gen(function* () {
+    const resting = new Map<string, ReadonlyMap<string, VenueOrder> | null>()
+    const restingOn = (venue: Venue) =>
+      Effect.gen(function* () {
+        const known = resting.get(venue.info.id)
+        if (known !== undefined) return known
+        const read =
+          venue.openOrders === undefined
+            ? new Map<string, VenueOrder>()
+            : yield* Effect.map(venue.openOrders, (os) => new Map(os.map((o) => [o.venueOrderId, o]))).pipe(
+                Effect.orElseSucceed(() => null)
+              )
+        resting.set(venue.info.id, read)
+        return read
+      })
     for (const order of r.orders) {
       if (!r.openStatuses.has(order.status) || order.heldBy !== "venue") continue
       const venue = r.gateway.venue(order.venue)
-      const found =
+      let found =
         venue === undefined ? undefined : yield* venue.orderByClientId(order.id).pipe(Effect.orElseSucceed(() => null))
+      if (found === undefined && venue !== undefined && order.venueOrderId !== null) {
+        const open = yield* restingOn(venue)
+        found = open === null ? null : open.get(order.venueOrderId)
+      }
       if (found === null) continue
       if (order.status === "pending" && order.venueOrderId === null) {
         // A venue not served this time cannot say whether it took the order: it stays pending until one can.

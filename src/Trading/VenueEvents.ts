@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { accountId, type Order, type OrderStatus, TERMINAL } from "../Domain/Order.ts"
 import type { JournalEntry } from "../Services/OrderStore.ts"
-import type { VenueEvent, VenueOrder } from "../Services/VenueGateway.ts"
+import type { VenueEvent, VenueFill, VenueOrder } from "../Services/VenueGateway.ts"
 import { renderFill } from "./Desk.ts"
 import type { Fill } from "./Ledger.ts"
 
@@ -27,10 +27,12 @@ export const applyEvents = (a: Applied, venue: string, events: ReadonlyArray<Ven
   Effect.gen(function* () {
     for (const event of events) {
       if (event._tag === "Book") continue
-      const venueOrderId = event._tag === "Fill" ? event.fill.venueOrderId : event.order.venueOrderId
+      const venueOrderId = event._tag === "Order" ? event.order.venueOrderId : event.fill.venueOrderId
       const order = yield* a.find(venue, venueOrderId)
       if (order === undefined) continue
-      if (event._tag === "Fill") {
+      if (event._tag === "FillReversed") {
+        yield* reverseFill(a, venue, order, event.fill, event.reason)
+      } else if (event._tag === "Fill") {
         const f = event.fill
         const fill: Fill = {
           id: `${venue}:${f.tradeId}:${f.venueOrderId}`,
@@ -95,4 +97,66 @@ export const takeSnapshot = (a: Applied, order: Order, snapshot: VenueOrder) => 
     },
     status === "canceled" ? "order.canceled" : "order.updated"
   )
+}
+
+/**
+ * Undoes a fill the venue reversed: the ledger takes a counter-fill (the other side, same price and amount, the fee
+ * given back) written as a `fill.new` like any other, with its ledger rows in the same write, and a
+ * `fill.reversed` event tells why. The order's filled, cost and fee go back by the same amounts. A fill never
+ * counted, or reversed already, changes nothing.
+ */
+const reverseFill = (a: Applied, venue: string, order: Order, f: VenueFill, reason: string) =>
+  Effect.gen(function* () {
+    const original = `${venue}:${f.tradeId}:${f.venueOrderId}`
+    if (!(yield* a.hasFill(original))) return
+    const counter: Fill = {
+      id: `${original}:reversed`,
+      orderId: order.id,
+      clientOrderId: order.clientOrderId,
+      parentId: order.parentId,
+      account: accountId(order.account),
+      marketId: order.marketId,
+      side: f.side === "buy" ? "sell" : "buy",
+      price: f.price,
+      amount: f.amount,
+      fee: F.neg(f.fee),
+      liquidity: f.liquidity,
+      tradeId: f.tradeId,
+      book: order.book,
+      ts: f.ts
+    }
+    if (yield* a.hasFill(counter.id)) return
+    const filled = F.max(F.ZERO, F.sub(order.filled, f.amount))
+    yield* a.setOrder(
+      {
+        ...order,
+        filled,
+        cost: F.sub(order.cost, F.mul(f.price, f.amount)),
+        fee: F.sub(order.fee, f.fee),
+        info: { ...order.info, reversed: [...reversedOf(order), f.tradeId] },
+        updatedAt: Math.max(order.updatedAt, f.ts)
+      },
+      "order.updated",
+      counter,
+      [
+        { ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(counter) },
+        {
+          ts: f.ts,
+          kind: "fill.reversed",
+          key: order.id,
+          payload: {
+            fill_id: original,
+            reversal_id: counter.id,
+            trade_id: f.tradeId,
+            amount: F.format(f.amount),
+            reason
+          }
+        }
+      ]
+    )
+  })
+
+const reversedOf = (order: Order): ReadonlyArray<string> => {
+  const r = order.info["reversed"]
+  return Array.isArray(r) ? (r as ReadonlyArray<string>) : []
 }

@@ -246,12 +246,12 @@ describe("plain orders on the sim venue", () => {
           400,
           "unknown_venue"
         )
+        // a market that no longer trades is the contract's 409, rule market_halted, on every venue
         const closed = (yield* request("GET", "/venues/sim/markets?status=closed")).body.data[0].id
-        assertError(
-          yield* request("POST", "/trading/orders", { token, json: { ...base, market_id: closed } }),
-          400,
-          "validation_error"
-        )
+        const refused = yield* request("POST", "/trading/orders", { token, json: { ...base, market_id: closed } })
+        assertError(refused, 409, "risk_rejected")
+        assert.strictEqual(refused.body.error.details.rule, "market_halted")
+        assert.strictEqual(refused.body.error.details.venue, "sim")
         const number = yield* request("POST", "/trading/orders", { token, json: { ...base, amount: 1 } })
         assertError(number, 422, "validation_error")
         assert.strictEqual(number.body.error.details.errors[0].field, "amount")

@@ -8,6 +8,7 @@ import { type OrderStatus, orderNumber, renderOrder, STATUSES, TERMINAL } from "
 import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { VenueGateway } from "../../Services/VenueGateway.ts"
+import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccount.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { submitOrder } from "../../Orders.ts"
 import { unrealized } from "../../Trading/Ledger.ts"
@@ -195,7 +196,8 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const accounts = yield* scope("view", urlParams.account)
           const request = checkPageRequest(urlParams, { accounts: accounts.join(",") })
           if (request instanceof ApiError) return yield* Effect.fail(request)
-          const rows = (yield* desk.positions(accounts)).map(({ position: p, mark, source }) => {
+          const held = yield* withVenuePositions(gateway, accounts, yield* desk.positions(accounts))
+          const rows = held.map(({ position: p, mark, source }) => {
             const u = unrealized(p, mark)
             return {
               account: p.account,
@@ -216,7 +218,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle("balances", ({ urlParams }) =>
         Effect.gen(function* () {
           const accounts = yield* scope("view", urlParams.account)
-          const rows = (yield* desk.balances(accounts)).map((b) => ({
+          const rows = (yield* withVenueBalances(gateway, yield* desk.balances(accounts))).map((b) => ({
             account: b.account,
             currency: "USD",
             cash: F.format(b.cash),

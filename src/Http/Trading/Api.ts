@@ -24,6 +24,16 @@ export const AccountRecord = Schema.Struct({
   permissions: Schema.Array(Permission)
 }).annotations({ identifier: "Account" })
 
+export const HeartbeatRecord = Schema.Struct({
+  /** Whether the keep-alive is being sent now (some order rests). */
+  active: Schema.Boolean,
+  /** `ok` while the last one succeeded; `failing` after a failure (resting orders may have been canceled). */
+  state: Schema.Literal("ok", "failing"),
+  last_ok_at: Schema.NullOr(Millis),
+  last_error: Schema.NullOr(Schema.String),
+  last_error_at: Schema.NullOr(Millis)
+}).annotations({ identifier: "Heartbeat" })
+
 export const StatusRecord = Schema.Struct({
   running: Schema.Boolean,
   halted: Schema.Boolean,
@@ -31,6 +41,8 @@ export const StatusRecord = Schema.Struct({
   waiting_parents: Schema.Int,
   journal_seq: Schema.Int,
   venues: Schema.Array(Schema.String),
+  /** Per venue that needs a keep-alive while orders rest (Polymarket): whether the last one succeeded. */
+  heartbeats: Schema.Record({ key: Schema.String, value: HeartbeatRecord }),
   time: Millis
 }).annotations({ identifier: "Status" })
 

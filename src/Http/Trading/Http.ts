@@ -8,6 +8,7 @@ import { OrderStore } from "../../Services/OrderStore.ts"
 import { Desk } from "../../Trading/Desk.ts"
 import { VenueGateway } from "../../Services/VenueGateway.ts"
 import { Api } from "../Api.ts"
+import type { HeartbeatRecord } from "./Api.ts"
 import { CurrentPrincipal, requestInfo, requirePermission } from "../Security.ts"
 
 export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
@@ -89,6 +90,18 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
             Clock.currentTimeMillis,
             desk.haltState
           ])
+          const heartbeats: Record<string, typeof HeartbeatRecord.Type> = {}
+          for (const v of gateway.venues) {
+            if (v.heartbeat === undefined) continue
+            const b = yield* v.heartbeat
+            heartbeats[v.info.id] = {
+              active: b.active,
+              state: b.ok ? "ok" : "failing",
+              last_ok_at: b.lastOkAt,
+              last_error: b.lastError,
+              last_error_at: b.lastErrorAt
+            }
+          }
           return {
             running: true,
             halted: halt !== undefined,
@@ -96,6 +109,7 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
             waiting_parents: parents.length,
             journal_seq: seq,
             venues: gateway.venues.map((v) => v.info.id),
+            heartbeats,
             time
           }
         })

@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
-import { type Book, type Market, mirrorBook, type Trade } from "../../Domain/Market.ts"
+import { type Book, type Market, type MarketQuote, mirrorBook, type Trade } from "../../Domain/Market.ts"
 import { checkPageRequest, descendingKey, pageOf } from "../../Domain/Page.ts"
 import { type CapabilityKey, type Venue, VenueGateway } from "../../Services/VenueGateway.ts"
 import { Api } from "../Api.ts"
@@ -41,6 +41,14 @@ export const marketRecord = (market: Market, book: Book | undefined, last: Trade
   best_ask: F.formatOrNull(book?.asks[0]?.price),
   last_price: F.formatOrNull(last?.price),
   result: market.result
+})
+
+/** A market's record from the quote its catalog carries. */
+export const quotedRecord = (market: Market, quote: MarketQuote) => ({
+  ...marketRecord(market, undefined, undefined),
+  best_bid: F.formatOrNull(quote.bestBid),
+  best_ask: F.formatOrNull(quote.bestAsk),
+  last_price: F.formatOrNull(quote.last)
 })
 
 /** Relevance of a market to a search: every word must occur; title words weigh most. 0 = no match. */
@@ -145,6 +153,8 @@ export const VenuesLive = HttpApiBuilder.group(Api, "venues", (handlers) =>
           )
           const data = yield* Effect.forEach(page.data, (market) =>
             Effect.gen(function* () {
+              // a venue whose catalog carries the quote answers a page with no request per row
+              if (market.quote !== undefined) return quotedRecord(market, market.quote)
               const book = venue.info.has.fetch_order_book === false ? undefined : yield* venue.book(market.nativeId)
               const trades = venue.info.has.fetch_trades === false ? [] : yield* venue.trades(market.nativeId)
               return marketRecord(market, book, trades[0])

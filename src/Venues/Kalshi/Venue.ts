@@ -525,7 +525,9 @@ export const makeKalshiVenue = (
       balance: trading ? balance : notTrading(),
       positions: trading ? positions : notTrading(),
       openOrders: trading ? openOrders : notTrading(),
-      decreaseOrder: trading ? decreaseOrder : () => notTrading()
+      decreaseOrder: trading ? decreaseOrder : () => notTrading(),
+      // one request cancels every resting order of the account; the venue answers 204 without a count
+      cancelAll: trading ? Effect.as(rest.cancelAll, 0) : notTrading()
     }
     return venue
   })

@@ -395,8 +395,16 @@ export const toMarket = (m: KMarket, event?: KEvent): Market => ({
   closeTime: ms(m.close_time),
   tick: finestTick(tickGrid(m)),
   lot: m.fractional_trading_enabled === true ? CENT : F.ONE,
-  result: m.result === "yes" || m.result === "no" ? m.result : null
+  result: m.result === "yes" || m.result === "no" ? m.result : null,
+  quote: {
+    bestBid: priced(m.yes_bid_dollars ?? m.yes_bid),
+    bestAsk: priced(m.yes_ask_dollars ?? m.yes_ask),
+    last: priced(m.last_price_dollars ?? m.last_price)
+  }
 })
+
+/** A quoted price; Kalshi states an empty side as 0 (bid) or 1 (ask). */
+const priced = (x: F.Fixed | undefined): F.Fixed | null => (x === undefined || x <= 0 || x >= F.ONE ? null : x)
 
 /** Every market of a page of events, with the event's title and category where the market lacks them. */
 export const marketsOfEvents = (events: ReadonlyArray<KEvent>): Array<Market> =>

@@ -337,6 +337,9 @@ export const runChannel = (
       )
     ),
     Effect.ignore,
+    // the first placement opens the user channel from inside the desk's uninterruptible region: the connection
+    // must still end with its scope
+    Effect.interruptible,
     Effect.forkScoped,
     Effect.asVoid
   )

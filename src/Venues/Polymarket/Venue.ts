@@ -1,6 +1,6 @@
 /** The Polymarket venue behind the VenueGateway seam: Gamma catalog, the YES token's CLOB book, signed trading. */
 import type { HttpClient } from "@effect/platform"
-import { Clock, Duration, Effect, PubSub, Random, Schedule, Schema, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, PubSub, Random, Schedule, Schema, Scope } from "effect"
 import type { Address } from "viem"
 import { getAddress } from "viem"
 import * as F from "../../Domain/Fixed.ts"
@@ -58,6 +58,13 @@ export interface PolymarketConfig {
   readonly heartbeatEvery: Duration.DurationInput
 }
 
+const positiveInt = (env: Readonly<Record<string, string | undefined>>, name: string, fallback: number): number => {
+  const text = env[name]
+  if (text === undefined || text === "") return fallback
+  if (!/^[1-9]\d*$/.test(text)) throw new Error(`${name} must be a positive whole number`)
+  return Number(text)
+}
+
 /** Reads `POLYMARKET_*` settings; a malformed one is an error naming it, never a silent default. */
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): PolymarketConfig => {
   const chain = env["POLYMARKET_CHAIN_ID"] ?? "137"
@@ -86,7 +93,7 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     timeout: Duration.seconds(10),
     catalogTtl: Duration.minutes(5),
     catalogPages: 20,
-    heartbeatEvery: Duration.seconds(5)
+    heartbeatEvery: Duration.millis(positiveInt(env, "POLYMARKET_HEARTBEAT_MS", 5000))
   }
 }
 
@@ -114,6 +121,7 @@ export const polymarketCapabilities = (trading: boolean): Capabilities => ({
 
 const CredsAnswer = Schema.Struct({ apiKey: Schema.String, secret: Schema.String, passphrase: Schema.String })
 const VersionAnswer = Schema.Struct({ version: Schema.Number })
+const TickAnswer = Schema.Struct({ minimum_tick_size: Schema.Union(Schema.Number, Schema.String) })
 const PostOrderAnswer = Schema.Struct({
   success: Schema.optional(Schema.Boolean),
   errorMsg: Schema.optional(Schema.String),
@@ -135,6 +143,10 @@ const OpenOrder = Schema.Struct({
 })
 type OpenOrder = typeof OpenOrder.Type
 
+const OpenOrdersPage = Schema.Struct({
+  data: Schema.Array(OpenOrder),
+  next_cursor: Schema.optional(Schema.NullOr(Schema.String))
+})
 const Canceled = Schema.Struct({ canceled: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))) })
 const HeartbeatAnswer = Schema.Struct({ heartbeat_id: Schema.optional(Schema.NullOr(Schema.String)) })
 
@@ -212,8 +224,18 @@ export const makePolymarketVenue = (
       return out
     })
 
-    /** A market by condition id, Gamma id or slug. */
+    /** Ticks the venue moved since the catalog was read (`tick_size_change`, or a refusal), by YES token. */
+    const ticks = new Map<string, F.Fixed>()
+    const withTick = (m: PolymarketMarket): PolymarketMarket => {
+      const tick = ticks.get(m.yesToken) ?? books.ticks.get(m.yesToken)
+      return tick === undefined || tick === m.tick ? m : { ...m, tick }
+    }
+
+    /** A market by condition id, Gamma id or slug, with the tick the venue uses now. */
     const market = (id: string): Effect.Effect<PolymarketMarket | undefined, VenueError> =>
+      Effect.map(catalogMarket(id), (m) => (m === undefined ? undefined : withTick(m)))
+
+    const catalogMarket = (id: string): Effect.Effect<PolymarketMarket | undefined, VenueError> =>
       Effect.gen(function* () {
         const known = byId.get(id) ?? byId.get(byAlias.get(id) ?? "")
         if (known !== undefined) return known
@@ -236,7 +258,8 @@ export const makePolymarketVenue = (
     // ------------------------------------------------------------------ books: streamed when subscribed, else REST
 
     const books = new MarketBooks()
-    const streamed = new Set<string>()
+    /** How many open watches stream each YES token. */
+    const streamed = new Map<string, number>()
 
     const book = (nativeId: string): Effect.Effect<Book, VenueError> =>
       Effect.gen(function* () {
@@ -319,45 +342,69 @@ export const makePolymarketVenue = (
     // own fills: counted once when matched; a failed trade is logged as a reversal (no VenueEvent carries it yet)
     const ownFills = new OwnFills((id) => placed.get(id))
     let userChannel = false
+    /** Done once the user channel has connected: an own trade is only heard of on a subscribed channel. */
+    const userOpen = yield* Deferred.make<void>()
     const startUserChannel = (creds: { key: string; secret: string; passphrase: string }) =>
       Effect.gen(function* () {
-        if (userChannel) return
-        userChannel = true
-        yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/user`, {
-          onOpen: () => userSubscription(creds, []),
-          onFrame: (text) => {
-            for (const msg of parseUserFrame(text).messages) {
-              if (msg.event_type !== "trade") continue
-              for (const c of ownFills.apply(msg)) {
-                const f = c.fill
-                if (c._tag === "Reversed") {
-                  Effect.runSync(
-                    Effect.logWarning(`polymarket trade ${f.tradeId} failed after it matched: the fill is reversed`)
-                  )
-                  continue
+        if (!userChannel) {
+          userChannel = true
+          yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/user`, {
+            onOpen: () => {
+              Deferred.unsafeDone(userOpen, Exit.void)
+              return userSubscription(creds, [])
+            },
+            onFrame: (text) => {
+              for (const msg of parseUserFrame(text).messages) {
+                if (msg.event_type !== "trade") continue
+                for (const c of ownFills.apply(msg)) {
+                  const f = c.fill
+                  const fill = {
+                    tradeId: f.tradeId,
+                    venueOrderId: f.venueOrderId,
+                    clientOrderId: f.own.clientOrderId,
+                    nativeId: f.own.nativeId,
+                    side: f.own.side,
+                    price: f.price,
+                    amount: f.amount,
+                    fee: F.ZERO,
+                    liquidity: f.liquidity,
+                    ts: f.ts
+                  }
+                  // a trade FAILED after it matched undoes the fill counted then, with an event that says so
+                  const event: VenueEvent =
+                    c._tag === "Reversed"
+                      ? { _tag: "FillReversed", fill, reason: "the venue reported the trade FAILED after it matched" }
+                      : { _tag: "Fill", fill }
+                  if (c._tag === "Reversed") {
+                    Effect.runSync(Effect.logWarning(`polymarket trade ${f.tradeId} failed after it matched: reversed`))
+                  }
+                  Effect.runSync(PubSub.publish(events, event))
                 }
-                Effect.runSync(
-                  PubSub.publish(events, {
-                    _tag: "Fill",
-                    fill: {
-                      tradeId: f.tradeId,
-                      venueOrderId: f.venueOrderId,
-                      clientOrderId: f.own.clientOrderId,
-                      nativeId: f.own.nativeId,
-                      side: f.own.side,
-                      price: f.price,
-                      amount: f.amount,
-                      fee: F.ZERO,
-                      liquidity: f.liquidity,
-                      ts: f.ts
-                    }
-                  })
-                )
               }
-            }
-          },
-          onClose: () => {}
-        }).pipe(Scope.extend(venueScope))
+            },
+            onClose: () => {}
+          }).pipe(Scope.extend(venueScope))
+        }
+        // the first placement waits a moment for the channel, so that its own fills are heard; never for long
+        yield* Deferred.await(userOpen).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+      })
+
+    /** The venue moved the tick since we read it: read it again, keep it, and name the nearest prices on it. */
+    const refusedTick = (m: PolymarketMarket, price: F.Fixed, why: string) =>
+      Effect.gen(function* () {
+        const now = yield* rest
+          .json({ family: "clob", host: "clob", method: "GET", path: `/tick-size?token_id=${m.yesToken}` }, TickAnswer)
+          .pipe(
+            Effect.map((a) => F.parse(String(a.minimum_tick_size))),
+            Effect.orElseSucceed(() => undefined)
+          )
+        const tick = now !== undefined && now > 0 ? now : m.tick
+        ticks.set(m.yesToken, tick)
+        const [below, above] = nearestTicks(price, tick)
+        return yield* fail(
+          "rejected",
+          `INVALID_ORDER_MIN_TICK_SIZE: price ${F.format(price)} is off the ${F.format(tick)} grid; nearest valid prices ${F.format(below)} and ${F.format(above)} (${why})`
+        )
       })
 
     const placeOrder = (r: PlaceOrderRequest): Effect.Effect<VenueOrder, VenueError> =>
@@ -420,11 +467,18 @@ export const makePolymarketVenue = (
           orderType,
           ...(r.postOnly ? { postOnly: true } : {})
         }
-        const answer = yield* rest.json(
-          { family: "order", host: "clob", method: "POST", path: "/order", body, auth: "l2" },
-          PostOrderAnswer
-        )
+        const answer = yield* rest
+          .json({ family: "order", host: "clob", method: "POST", path: "/order", body, auth: "l2" }, PostOrderAnswer)
+          .pipe(
+            Effect.catchIf(
+              (e) => e.kind === "rejected" && e.reason.includes("INVALID_ORDER_MIN_TICK_SIZE"),
+              (e) => refusedTick(m, r.price, e.reason)
+            )
+          )
         if (answer.success === false || answer.orderID === undefined || answer.orderID === "") {
+          if ((answer.errorMsg ?? "").includes("INVALID_ORDER_MIN_TICK_SIZE")) {
+            return yield* refusedTick(m, r.price, answer.errorMsg ?? "")
+          }
           return yield* Effect.fail(
             classify(400, JSON.stringify({ errorMsg: answer.errorMsg ?? "refused" }), undefined)
           )
@@ -460,6 +514,52 @@ export const makePolymarketVenue = (
           now
         )
       })
+
+    /**
+     * The account's resting orders on the venue, each remembered so that its fills and a cancel find it again: a
+     * NO-token BUY at q is our `sell` at 1 − q, a YES SELL our `sell` at p. The venue keeps no client id.
+     */
+    const openOrders: Effect.Effect<ReadonlyArray<VenueOrder>, VenueError> = Effect.gen(function* () {
+      const creds = yield* ensureCreds
+      yield* startUserChannel(creds)
+      const now = yield* Clock.currentTimeMillis
+      const out: Array<VenueOrder> = []
+      let cursor = ""
+      for (let page = 0; page < 100; page++) {
+        const r = yield* rest.json(
+          {
+            family: "clob",
+            host: "clob",
+            method: "GET",
+            path: `/data/orders${cursor === "" ? "" : `?next_cursor=${encodeURIComponent(cursor)}`}`,
+            auth: "l2"
+          },
+          OpenOrdersPage
+        )
+        for (const o of r.data) {
+          const m = yield* market(o.market)
+          if (m === undefined) continue
+          const onNoToken = o.asset_id === m.noToken
+          const price = F.parse(o.price) ?? F.ZERO
+          const p: Placed = placed.get(o.id) ?? {
+            clientOrderId: "",
+            nativeId: m.nativeId,
+            side: onNoToken || o.side === "SELL" ? "sell" : "buy",
+            price: onNoToken ? ((F.ONE - price) as F.Fixed) : price,
+            amount: F.parse(o.original_size) ?? F.ZERO,
+            onNoToken
+          }
+          placed.set(o.id, p)
+          const view = fromOpenOrder(o, p, now)
+          if (view.status === "open") resting.add(o.id)
+          out.push(view)
+        }
+        if (r.next_cursor === undefined || r.next_cursor === null || r.next_cursor === "LTE=" || r.data.length === 0)
+          break
+        cursor = r.next_cursor
+      }
+      return out
+    })
 
     const readOrder = (venueOrderId: string): Effect.Effect<VenueOrder, VenueError> =>
       Effect.gen(function* () {
@@ -572,10 +672,26 @@ export const makePolymarketVenue = (
       Effect.gen(function* () {
         const ms = yield* Effect.forEach(nativeIds, requireMarket)
         const byToken = new Map(ms.map((m) => [m.yesToken, m.nativeId]))
-        for (const t of byToken.keys()) streamed.add(t)
+        for (const t of byToken.keys()) {
+          streamed.set(t, (streamed.get(t) ?? 0) + 1)
+        }
+        // Let go, a token no other watch streams is read from REST again, never from a book left to go stale.
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            for (const t of byToken.keys()) {
+              const n = streamed.get(t) ?? 0
+              if (n > 1) streamed.set(t, n - 1)
+              else {
+                streamed.delete(t)
+                books.books.delete(t)
+              }
+            }
+          })
+        )
         yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/market`, {
           onOpen: () => {
-            books.clear()
+            // this connection's books are trusted again only from the fresh snapshots it is about to send
+            for (const t of byToken.keys()) books.books.delete(t)
             return marketSubscription([...byToken.keys()])
           },
           onFrame: (text) => {
@@ -610,6 +726,7 @@ export const makePolymarketVenue = (
       placeOrder,
       cancelOrder,
       amendOrder: () => fail("not_supported", "Polymarket has no amend: cancel and place again"),
+      openOrders: identity === undefined ? fail("not_supported", "trading needs POLYMARKET_PRIVATE_KEY") : openOrders,
       orderByClientId: (clientOrderId) => {
         const id = byClientId.get(clientOrderId)
         return id === undefined ? Effect.succeed(undefined) : readOrder(id)

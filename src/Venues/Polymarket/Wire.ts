@@ -60,6 +60,9 @@ const Fields = {
   enableOrderBook: Schema.optional(Schema.Boolean),
   orderPriceMinTickSize: Schema.optional(Decimal),
   orderMinSize: Schema.optional(Decimal),
+  bestBid: Schema.optional(Schema.NullOr(Decimal)),
+  bestAsk: Schema.optional(Schema.NullOr(Decimal)),
+  lastTradePrice: Schema.optional(Schema.NullOr(Decimal)),
   negRisk: Schema.optional(Schema.Boolean),
   negRiskMarketID: Schema.optional(Schema.String),
   feesEnabled: Schema.optional(Schema.Boolean),
@@ -195,6 +198,9 @@ export const yesIndex = (outcomes: ReadonlyArray<string>): number => {
  * Maps a Gamma market to ours; undefined for a market with no order book yet (no condition id or no two tokens),
  * which cannot be quoted or traded.
  */
+const quoted = (x: number | null | undefined): F.Fixed | null =>
+  x === undefined || x === null || x <= 0 || x >= F.ONE ? null : (x as F.Fixed)
+
 export const toMarket = (
   m: GammaMarket,
   event?: GammaEvent | typeof GammaEventRef.Type
@@ -238,6 +244,16 @@ export const toMarket = (
     negRisk: m.negRisk === true,
     minSize: (m.orderMinSize ?? F.fromInt(1)) as F.Fixed,
     acceptingOrders: m.acceptingOrders !== false && status === "open",
+    // Gamma's quote is the first outcome's: ours only when that is the YES leg
+    ...(yes === 0
+      ? {
+          quote: {
+            bestBid: quoted(m.bestBid),
+            bestAsk: quoted(m.bestAsk),
+            last: quoted(m.lastTradePrice)
+          }
+        }
+      : {}),
     fees: {
       enabled: m.feesEnabled === true,
       type: m.feeType ?? null,

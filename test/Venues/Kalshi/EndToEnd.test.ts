@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { authLayer, serverServices } from "../../../src/Stack.ts"
+import * as F from "../../../src/Domain/Fixed.ts"
 import { HttpServeLive } from "../../../src/Http/Server.ts"
 import { Auth } from "../../../src/Services/Auth.ts"
 import { engineDatabase } from "../../../src/Persistence/Sql.ts"
@@ -142,11 +143,24 @@ describe("Kalshi end to end", () => {
           venues.body.data.map((v: any) => v.id),
           ["sim", "kalshi"]
         )
+        const x = yield* Exchange
         const list = yield* request("GET", "/venues/kalshi/markets?limit=10")
         assert.strictEqual(list.status, 200, list.text)
         assert.deepStrictEqual(
           list.body.data.map((m: any) => m.id),
           ["kalshi:KXTEST-26-A", "kalshi:KXTEST-26-B"]
+        )
+        // a page is answered from the catalog's quotes: no book or trades read per row
+        assert.deepStrictEqual(
+          list.body.data.map((m: any) => [m.best_bid, m.best_ask]),
+          [
+            ["0.4", "0.45"],
+            ["0.1", "0.2"]
+          ]
+        )
+        assert.deepStrictEqual(
+          x.requests.filter((r) => /orderbook|trades/.test(r.path)).map((r) => r.path),
+          []
         )
         const found = yield* request("GET", "/venues/kalshi/markets?search=fake")
         assert.deepStrictEqual(
@@ -229,6 +243,56 @@ describe("Kalshi end to end", () => {
         const sell = yield* place({ side: "sell", type: "limit", amount: "2", price: "0.70" })
         assert.strictEqual(sell.status, 201, sell.text)
         assert.strictEqual(x.orders.at(-1)!.side, "ask")
+        yield* checkedAgainstSpecs
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "balances and positions of the Kalshi account are the venue's own figures",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Exchange
+        const taken = yield* place({ side: "buy", type: "limit", amount: "3", price: "0.46", time_in_force: "ioc" })
+        assert.strictEqual(taken.status, 201, taken.text)
+        yield* eventually(authed("GET", "/trading/fills?account=kalshi:default"), (r) => r.body.data?.length === 1)
+        // the venue holds a position the desk never saw (placed elsewhere): the venue's count wins
+        x.fills.push({ ticker: "KXTEST-26-B", count_fp: "2.00", book_side: "ask" })
+        const positions = yield* authed("GET", "/trading/positions?account=kalshi:default")
+        assert.strictEqual(positions.status, 200, positions.text)
+        assert.deepStrictEqual(positions.body.data.map((p: any) => [p.market_id, p.contracts]).sort(), [
+          ["kalshi:KXTEST-26-A", "3"],
+          ["kalshi:KXTEST-26-B", "-2"]
+        ])
+        x.balance = F.of("123.45")
+        const balances = yield* authed("GET", "/trading/balances?account=kalshi:default")
+        assert.strictEqual(balances.status, 200, balances.text)
+        assert.strictEqual(balances.body.data[0].cash, "123.45")
+        assert.strictEqual(balances.body.data[0].available, "123.45")
+        const sim = yield* authed("GET", "/trading/balances?account=sim:default")
+        assert.strictEqual(sim.body.data[0].cash, "10000")
+        yield* checkedAgainstSpecs
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "cancel-all is one venue request when it covers every live order there",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Exchange
+        const one = yield* place({ side: "buy", type: "limit", amount: "1", price: "0.30" })
+        const two = yield* place({ side: "sell", type: "limit", amount: "1", price: "0.70" })
+        assert.deepStrictEqual([one.status, two.status], [201, 201])
+        const all = yield* authed("DELETE", "/trading/orders?account=kalshi:default")
+        assert.strictEqual(all.status, 200, all.text)
+        assert.strictEqual(all.body.canceled, 2)
+        const deletes = x.requests.filter((r) => r.method === "DELETE").map((r) => r.path)
+        assert.deepStrictEqual(deletes, ["/trade-api/v2/portfolio/events/orders"])
+        assert.isTrue(x.orders.every((o) => o.status === "canceled"))
+        for (const id of [one.body.id, two.body.id]) {
+          assert.strictEqual((yield* authed("GET", `/trading/orders/${id}`)).body.status, "canceled")
+        }
         yield* checkedAgainstSpecs
       }).pipe(Effect.provide(server(trading))),
     30_000

@@ -28,6 +28,10 @@ export interface FakeMarketSpec {
   readonly no: ReadonlyArray<readonly [string, string]>
 }
 
+/** The highest price with contracts resting (0 when none). */
+const bestOf = (ladder: ReadonlyMap<number, F.Fixed>): F.Fixed =>
+  [...ladder.entries()].reduce((best, [p, n]) => (n > 0 && p > best ? (p as F.Fixed) : best), F.ZERO)
+
 interface FakeMarket {
   readonly ticker: string
   readonly event: string
@@ -467,7 +471,11 @@ export class FakeKalshi {
       close_time: "2099-01-01T00:00:00Z",
       result: "",
       price_level_structure: "linear_cent",
-      price_ranges: [{ start: "0.0000", end: "1.0000", step: "0.0100" }]
+      price_ranges: [{ start: "0.0000", end: "1.0000", step: "0.0100" }],
+      // the top of the book as the market object states it: the YES ask is 1 − the best NO bid
+      yes_bid_dollars: dollars(bestOf(m.yes)),
+      yes_ask_dollars: dollars(F.sub(F.ONE, bestOf(m.no))),
+      last_price_dollars: dollars(F.ZERO)
     }
   }
 

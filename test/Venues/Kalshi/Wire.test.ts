@@ -35,7 +35,9 @@ describe.skipIf(!haveRest)(
           closeTime: Date.UTC(2099, 7, 1, 4, 59),
           tick: f("0.01"),
           lot: F.ONE,
-          result: null
+          result: null,
+          // the catalog's own quote, which market lists show without reading the book
+          quote: { bestBid: f("0.1"), bestAsk: f("0.12"), last: f("0.1") }
         }
       ])
       const m = r.events[0]!.markets![0]!

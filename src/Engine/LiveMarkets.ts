@@ -1,0 +1,101 @@
+/**
+ * Which markets the engine needs streamed: those with a live parent. A venue that streams books on request (its
+ * optional `watch`) is asked to while the first parent of a market lives, and let go once the last one has ended.
+ */
+import { type Context, Effect, ExecutionStrategy, Exit, Queue, Schedule, Scope } from "effect"
+import type { VenueGateway } from "../Services/VenueGateway.ts"
+import type { Runtime } from "./Runtime.ts"
+
+/** The live parents by id, counting them per market and telling when a market gains its first or loses its last. */
+export class ParentsByMarket extends Map<string, Runtime> {
+  private readonly perMarket = new Map<string, number>()
+  private listener: ((marketId: string, watched: boolean) => void) | undefined
+
+  /** From now on `listener` hears each market's first parent coming and last parent going. */
+  listen(listener: (marketId: string, watched: boolean) => void): void {
+    this.listener = listener
+  }
+
+  /** Markets that have a live parent now. */
+  markets(): ReadonlyArray<string> {
+    return [...this.perMarket.keys()]
+  }
+
+  override set(id: string, rt: Runtime): this {
+    const before = super.get(id)
+    if (before !== undefined) this.drop(before.marketId)
+    super.set(id, rt)
+    // the base constructor calls set before the fields exist
+    if (this.perMarket === undefined) return this
+    const n = this.perMarket.get(rt.marketId) ?? 0
+    this.perMarket.set(rt.marketId, n + 1)
+    if (n === 0) this.listener?.(rt.marketId, true)
+    return this
+  }
+
+  override delete(id: string): boolean {
+    const before = super.get(id)
+    if (before === undefined) return false
+    super.delete(id)
+    this.drop(before.marketId)
+    return true
+  }
+
+  override clear(): void {
+    for (const id of [...this.keys()]) this.delete(id)
+  }
+
+  private drop(marketId: string): void {
+    const n = this.perMarket.get(marketId) ?? 0
+    if (n <= 1) {
+      this.perMarket.delete(marketId)
+      if (n === 1) this.listener?.(marketId, false)
+    } else this.perMarket.set(marketId, n - 1)
+  }
+}
+
+/**
+ * Keeps each venue's `watch` open for the markets with live parents, for as long as the calling scope lasts. A
+ * watch that fails (the venue unreachable) is tried again with backoff until it holds or the market is let go.
+ */
+export const watchLiveMarkets = (
+  parents: ParentsByMarket,
+  gateway: Context.Tag.Service<typeof VenueGateway>
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const changes = yield* Queue.unbounded<{ readonly marketId: string; readonly watched: boolean }>()
+    const open = new Map<string, Scope.CloseableScope>()
+    const outer = yield* Effect.scope
+    parents.listen((marketId, watched) => Queue.unsafeOffer(changes, { marketId, watched }))
+    for (const marketId of parents.markets()) Queue.unsafeOffer(changes, { marketId, watched: true })
+
+    const start = (marketId: string) =>
+      Effect.gen(function* () {
+        const colon = marketId.indexOf(":")
+        const venue = gateway.venue(marketId.slice(0, colon))
+        if (venue?.watch === undefined || open.has(marketId)) return
+        const watch = venue.watch
+        const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+        open.set(marketId, scope)
+        const nativeId = marketId.slice(colon + 1)
+        yield* watch([nativeId]).pipe(
+          Effect.tapError((e) => Effect.logWarning(`cannot stream ${marketId} yet: ${e.reason}`)),
+          Effect.retry(Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("30 seconds")))),
+          Scope.extend(scope),
+          Effect.forkIn(scope)
+        )
+      })
+    const stop = (marketId: string) =>
+      Effect.gen(function* () {
+        const scope = open.get(marketId)
+        if (scope === undefined) return
+        open.delete(marketId)
+        yield* Scope.close(scope, Exit.void)
+      })
+
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.flatMap(Queue.take(changes), ({ marketId, watched }) => (watched ? start(marketId) : stop(marketId)))
+      )
+    )
+  })
