@@ -25,7 +25,7 @@ export const importTape = (store: DataStore, text: string): ImportSummary => {
           if (span === undefined) {
             spans.set(
               e.market,
-              store.openSpan(e.market, e.ts, e.ts, e.bids, e.asks, reasons.get(e.market) ?? "not_recorded")
+              store.openSpan(e.market, e.ts, e.ts, e.bids, e.asks, reasons.get(e.market) ?? "not_recorded").span
             )
           } else store.appendBook(e.market, span, e.ts, e.ts, "snapshot", e.bids, e.asks)
           counts.snapshots += 1

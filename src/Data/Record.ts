@@ -111,8 +111,9 @@ export const record = (options: RecordOptions) =>
         f.bids = book.bids
         f.asks = book.asks
         f.lastTradeId = trades[0]?.id
-        f.span = store.openSpan(f.marketId, book.ts, received, levels(f.bids), levels(f.asks), f.reason)
-        seen(f, book.ts)
+        const opened = store.openSpan(f.marketId, book.ts, received, levels(f.bids), levels(f.asks), f.reason)
+        f.span = opened.span
+        seen(f, opened.ts)
       })
 
     const update = (f: Followed) =>
@@ -142,8 +143,7 @@ export const record = (options: RecordOptions) =>
         f.bids = book.bids
         f.asks = book.asks
         if (bids.length === 0 && asks.length === 0) return
-        store.appendBook(f.marketId, span, book.ts, received, "change", bids, asks)
-        seen(f, book.ts)
+        seen(f, store.appendBook(f.marketId, span, book.ts, received, "change", bids, asks))
       })
 
     /** A read that fails breaks the market's span; it starts again from a snapshot when the venue answers. */

@@ -178,7 +178,14 @@ export class DataStore {
    * Starts a span with the snapshot that opens it; answers the span id. When the market has an earlier span, the
    * stretch between is absent for `reason` (a reconnect, a gap in the venue's sequence, a recorder that stopped).
    */
-  openSpan(marketId: string, ts: number, receivedMs: number, bids: Levels, asks: Levels, reason: string): number {
+  openSpan(
+    marketId: string,
+    ts: number,
+    receivedMs: number,
+    bids: Levels,
+    asks: Levels,
+    reason: string
+  ): { readonly span: number; readonly ts: number } {
     return this.db.transaction(() => {
       const at = this.inOrder(marketId, ts)
       const previous = this.db.prepare("SELECT MAX(end_ms) AS end FROM spans WHERE market_id = ?").get(marketId) as {
@@ -194,7 +201,7 @@ export class DataStore {
           .lastInsertRowid
       )
       this.insertBook(marketId, span, at, receivedMs, "snapshot", bids, asks)
-      return span
+      return { span, ts: at }
     })()
   }
 
