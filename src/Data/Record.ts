@@ -149,14 +149,17 @@ export const record = (options: RecordOptions) =>
     /** A read that fails breaks the market's span; it starts again from a snapshot when the venue answers. */
     const guarded = (f: Followed, step: Effect.Effect<void, VenueError>) =>
       lock.withPermits(1)(
-        Effect.catchAll(step, (error) =>
-          Effect.zipRight(
-            Effect.logWarning(
-              `recording ${f.marketId}: ${error.kind} (${error.reason}); will start again from a snapshot`
-            ),
-            broken(f, `venue_error:${error.kind}`)
-          )
-        )
+        Effect.catchAll(step, (error) => {
+          const reason = `venue_error:${error.kind}`
+          // Said once per break, not on every retry.
+          const say =
+            f.span !== undefined || f.reason !== reason
+              ? Effect.logWarning(
+                  `recording ${f.marketId}: ${error.kind} (${error.reason}); will start again from a snapshot`
+                )
+              : Effect.void
+          return Effect.zipRight(say, broken(f, reason))
+        })
       )
 
     yield* Effect.addFinalizer(() =>

@@ -51,9 +51,17 @@ export const dataUrl = (home: string, env: NodeJS.ProcessEnv = process.env): str
   return trimSlash(readHosted(home)?.url ?? DEFAULT_DATA_URL)
 }
 
-/** `SERVICE_API_KEY`, else the key `crossbook keys create` saved; undefined when neither has one. */
+/**
+ * `SERVICE_API_KEY`, else the key `crossbook keys create` saved in hosted.json, else a key kept alone in
+ * `<home>/api-key`; undefined when none has one.
+ */
 export const apiKey = (home: string, env: NodeJS.ProcessEnv = process.env): string | undefined => {
   const fromEnv = env["SERVICE_API_KEY"]
   if (fromEnv !== undefined && fromEnv !== "") return fromEnv
-  return readHosted(home)?.api_key
+  const saved = readHosted(home)?.api_key
+  if (saved !== undefined) return saved
+  const file = join(home, "api-key")
+  if (!existsSync(file)) return undefined
+  const text = readFileSync(file, "utf8").trim()
+  return text === "" ? undefined : text
 }
