@@ -101,11 +101,13 @@ export const tapeFromHistory = (client: HistoryClient["Type"], marketId: string,
       for (const s of page.segments) {
         if (s.kind === "absent") {
           if (!seenData) continue
+          // A data segment holds its end ms, so nothing is known from the ms after it.
+          const ts = s.start_ms + 1
           out.push({
-            event: { type: "gap", ts: s.start_ms, market: marketId, expected: bookLines + 1, got: bookLines + 2 },
+            event: { type: "gap", ts, market: marketId, expected: bookLines + 1, got: bookLines + 2 },
             order: 1
           })
-          out.push({ event: { type: "snapshot", ts: s.start_ms, market: marketId, bids: [], asks: [] }, order: 1 })
+          out.push({ event: { type: "snapshot", ts, market: marketId, bids: [], asks: [] }, order: 1 })
           bookLines += 2
           continue
         }
