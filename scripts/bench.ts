@@ -7,6 +7,7 @@ import { formatTape, parseTape } from "../sim/Tape.ts"
 import { TapeBook } from "../sim/TapeBook.ts"
 import { type Figure, ratio, time } from "./bench/common.ts"
 import { benchTape, throughput } from "./bench/engine.ts"
+import { historyFigures } from "./bench/history.ts"
 import { largestParentFigures } from "./bench/largest.ts"
 import { matchingFigures } from "./bench/matching.ts"
 import { parentFigures } from "./bench/parents.ts"
@@ -162,7 +163,11 @@ for (const f of await parentFigures()) report(f)
 progress("matching")
 for (const f of matchingFigures()) report(f)
 
-// 6. The server under load against a bare node:http server.
+// 6. The data host's history reads over a store on disk.
+progress("history")
+for (const f of historyFigures()) report(f)
+
+// 7. The server under load against a bare node:http server.
 progress("server under autocannon")
 for (const f of await serverFigures()) report(f)
 

@@ -93,13 +93,19 @@ class Folded {
   }
 }
 
-/** The book of a span after row `uptoId`. */
+/** The book of a span after row `uptoId`: from the newest snapshot or checkpoint before it, then the rows between. */
 const foldUpTo = (store: DataStore, span: number, uptoId: number): Folded => {
   const folded = new Folded()
   const snapshot = store.lastSnapshot(span, Number.MAX_SAFE_INTEGER, uptoId)
   if (snapshot === undefined) return folded
   folded.apply(snapshot)
   let after = snapshot.id
+  const checkpoint = store.lastCheckpoint(span, uptoId)
+  if (checkpoint !== undefined && checkpoint.row_id > snapshot.id) {
+    const row = store.bookRow(checkpoint.row_id)!
+    folded.apply({ ...row, kind: "snapshot", bids: checkpoint.bids, asks: checkpoint.asks })
+    after = checkpoint.row_id
+  }
   for (;;) {
     const rows = store.bookRows(span, after, Number.MAX_SAFE_INTEGER, 5000, uptoId)
     for (const row of rows) folded.apply(row)

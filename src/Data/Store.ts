@@ -7,6 +7,7 @@
 import Database from "better-sqlite3"
 import { chmodSync, existsSync } from "node:fs"
 import { join } from "node:path"
+import * as F from "../Domain/Fixed.ts"
 
 export const storeFile = (home: string): string => join(home, "data.db")
 
@@ -69,6 +70,11 @@ CREATE TABLE IF NOT EXISTS book (
   bids TEXT NOT NULL, asks TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS book_market ON book (market_id, id);
 CREATE INDEX IF NOT EXISTS book_span ON book (span_id, kind, id);
+CREATE INDEX IF NOT EXISTS book_span_id ON book (span_id, id);
+CREATE INDEX IF NOT EXISTS book_span_ts ON book (span_id, ts);
+CREATE TABLE IF NOT EXISTS checkpoints (
+  span_id INTEGER NOT NULL REFERENCES spans (id), row_id INTEGER NOT NULL, bids TEXT NOT NULL, asks TEXT NOT NULL,
+  PRIMARY KEY (span_id, row_id));
 CREATE TABLE IF NOT EXISTS trades (
   id INTEGER PRIMARY KEY, market_id TEXT NOT NULL REFERENCES markets (id), trade_id TEXT NOT NULL,
   ts INTEGER NOT NULL, received_ms INTEGER NOT NULL, price TEXT NOT NULL, amount TEXT NOT NULL,
@@ -102,11 +108,37 @@ const bookRow = (r: Record<string, unknown>): BookRow => ({
   asks: parseLevels(r["asks"] as string)
 })
 
+/** Every this many rows of a span the whole book is written beside them, so a read folds at most this many. */
+export const CHECKPOINT_EVERY = 500
+
+/** A span's book as the writer holds it: price → size per side. */
+interface Held {
+  readonly bids: Map<string, string>
+  readonly asks: Map<string, string>
+  rows: number
+}
+
+const applyLevels = (side: Map<string, string>, levels: Levels): void => {
+  for (const [p, s] of levels) {
+    if (s === "0") side.delete(p)
+    else side.set(p, s)
+  }
+}
+
+/** A side's levels best first (bids falling, asks rising), compared exactly as integer millionths. */
+export const sortedLevels = (side: Map<string, string>, falling: boolean): Levels => {
+  const out = [...side].map(([p, s]) => [F.of(p), p, s] as const)
+  out.sort((a, b) => (falling ? b[0] - a[0] : a[0] - b[0]))
+  return out.map(([, p, s]) => [p, s] as const)
+}
+
 /** The store on one SQLite file; every method is one statement or one transaction. */
 export class DataStore {
   readonly db: Database.Database
   /** The last time written per market, for keeping each market's rows in time order. */
   private readonly lastTs = new Map<string, number>()
+  /** The book of each span this process writes, for its checkpoints. */
+  private readonly held = new Map<number, Held>()
 
   constructor(readonly file: string) {
     const fresh = file !== ":memory:" && !existsSync(file)
@@ -214,10 +246,28 @@ export class DataStore {
     bids: Levels,
     asks: Levels
   ): void {
-    this.db
+    const id = this.db
       .prepare("INSERT INTO book (market_id, span_id, ts, received_ms, kind, bids, asks) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(marketId, span, ts, receivedMs, kind, JSON.stringify(bids), JSON.stringify(asks))
+      .run(marketId, span, ts, receivedMs, kind, JSON.stringify(bids), JSON.stringify(asks)).lastInsertRowid
     this.db.prepare("UPDATE spans SET end_ms = MAX(end_ms, ?) WHERE id = ?").run(ts, span)
+    let held = this.held.get(span)
+    if (held === undefined || kind === "snapshot") {
+      held = { bids: new Map(), asks: new Map(), rows: 0 }
+      this.held.set(span, held)
+    }
+    applyLevels(held.bids, bids)
+    applyLevels(held.asks, asks)
+    held.rows += 1
+    if (held.rows % CHECKPOINT_EVERY === 0) {
+      this.db
+        .prepare("INSERT INTO checkpoints (span_id, row_id, bids, asks) VALUES (?, ?, ?, ?)")
+        .run(
+          span,
+          Number(id),
+          JSON.stringify(sortedLevels(held.bids, true)),
+          JSON.stringify(sortedLevels(held.asks, false))
+        )
+    }
   }
 
   /** A book row inside an open span: a change (levels to set, size "0" removes) or a fresh snapshot. */
@@ -285,6 +335,21 @@ export class DataStore {
     return row?.reason
   }
 
+  /** The newest checkpoint of a span at or before row `uptoId`: the whole book after that row. */
+  lastCheckpoint(
+    span: number,
+    uptoId: number
+  ): { readonly row_id: number; readonly bids: Levels; readonly asks: Levels } | undefined {
+    const row = this.db
+      .prepare(
+        "SELECT row_id, bids, asks FROM checkpoints WHERE span_id = ? AND row_id <= ? ORDER BY row_id DESC LIMIT 1"
+      )
+      .get(span, uptoId) as { row_id: number; bids: string; asks: string } | undefined
+    return row === undefined
+      ? undefined
+      : { row_id: row.row_id, bids: parseLevels(row.bids), asks: parseLevels(row.asks) }
+  }
+
   /** The span's last snapshot at or before `ts` (rows up to `beforeId` when given). */
   lastSnapshot(span: number, ts: number, uptoId = Number.MAX_SAFE_INTEGER): BookRow | undefined {
     const row = this.db
@@ -307,7 +372,7 @@ export class DataStore {
   /** The last book row of a span at or before `ts`. */
   lastRowAt(span: number, ts: number): BookRow | undefined {
     const row = this.db
-      .prepare("SELECT * FROM book WHERE span_id = ? AND ts <= ? ORDER BY id DESC LIMIT 1")
+      .prepare("SELECT * FROM book WHERE span_id = ? AND ts <= ? ORDER BY ts DESC, id DESC LIMIT 1")
       .get(span, ts) as Record<string, unknown> | undefined
     return row === undefined ? undefined : bookRow(row)
   }
