@@ -19,6 +19,8 @@ export interface RecordOptions {
   readonly capacity?: number
   /** How often a market that failed is tried again (default 1 s). */
   readonly retryMs?: number
+  /** How often the books of a venue that does not stream them (`has.watch_order_book` false) are read (default 1 s). */
+  readonly pollMs?: number
   /** Called with each market's whole book after each row written (tests compare replays against it). */
   readonly onBook?: (marketId: string, ts: number, bids: Levels, asks: Levels) => void
 }
@@ -96,6 +98,17 @@ export const record = (options: RecordOptions) =>
       Effect.forkScoped
     )
     if (venue.watch !== undefined) yield* venue.watch(options.nativeIds)
+    // A venue that streams no books (Kalshi without credentials) is read on a timer: each read writes what changed.
+    if (venue.info.has.watch_order_book === false) {
+      yield* Effect.forkScoped(
+        Effect.repeat(
+          Effect.suspend(() =>
+            Effect.forEach([...followed.values()], (f) => Queue.offer(pending, f), { discard: true })
+          ),
+          Schedule.spaced(Duration.millis(options.pollMs ?? 1000))
+        )
+      )
+    }
 
     const broken = (f: Followed, reason: string) =>
       Effect.sync(() => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest"
-import { Duration, Effect, Fiber } from "effect"
+import { Duration, Effect, Fiber, Queue } from "effect"
 import { join } from "node:path"
 import { bookRange } from "../../src/Data/History.ts"
 import { record } from "../../src/Data/Record.ts"
 import { DataStore } from "../../src/Data/Store.ts"
-import { VenueError } from "../../src/Services/VenueGateway.ts"
+import { VenueError, type VenueEvent } from "../../src/Services/VenueGateway.ts"
 import { makeSimVenue } from "../../src/Venues/SimVenue.ts"
 import { tempFolder } from "./Support.ts"
 
@@ -46,5 +46,31 @@ describe("record", () => {
     // The stretch after the break opens with the venue's whole book again.
     expect(inner[2]!.initial_book!.bids.length).toBeGreaterThan(0)
     expect(store.spans(id, 0, Number.MAX_SAFE_INTEGER).length).toBe(2)
+  })
+
+  it("reads the books of a venue that streams none on a timer, and writes what changed", async () => {
+    const store = new DataStore(join(tempFolder(), "data.db"))
+    let market = ""
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const sim = yield* makeSimVenue({ seed: 6, stepMs: 20, markets: 2 })
+          market = (yield* sim.markets)[0]!.nativeId
+          const silent = yield* Queue.unbounded<VenueEvent>()
+          const venue = {
+            ...sim,
+            info: { ...sim.info, has: { ...sim.info.has, watch_order_book: false } },
+            subscribe: Effect.succeed(silent)
+          }
+          const fiber = yield* Effect.fork(Effect.scoped(record({ store, venue, nativeIds: [market], pollMs: 40 })))
+          yield* Effect.sleep(Duration.millis(800))
+          yield* Fiber.interrupt(fiber)
+        })
+      )
+    )
+    const rows = store.db.prepare("SELECT kind, COUNT(*) AS n FROM book GROUP BY kind ORDER BY kind").all()
+    expect(rows[0]).toEqual({ kind: "change", n: expect.any(Number) })
+    expect((rows[0] as { n: number }).n).toBeGreaterThan(2)
+    expect(rows[1]).toEqual({ kind: "snapshot", n: 1 })
   })
 })
