@@ -263,7 +263,7 @@ const historyTrades = Command.make("trades", { from, to, json, id }, (o) =>
 
 const historyTape = Command.make(
   "tape",
-  { from, to, out: Options.file("out").pipe(Options.withDescription("The tape file to write")), id },
+  { from, to, out: Options.file("out").pipe(Options.withDescription("The tape file to write")), json, id },
   (o) =>
     historyClient((client) =>
       Effect.gen(function* () {
@@ -271,6 +271,7 @@ const historyTape = Command.make(
         const tapes = yield* Tapes
         const tape = yield* tapes.tapeFromHistory(client, o.id, start, end)
         writeFileSync(o.out, tape.text)
+        if (o.json) return yield* Console.log(JSON.stringify({ market_id: o.id, out: o.out, events: tape.events }))
         yield* Console.log(`wrote ${tape.events} events of ${o.id} to ${o.out}`)
       })
     )
