@@ -7,6 +7,7 @@ import { formatTape, parseTape } from "../sim/Tape.ts"
 import { TapeBook } from "../sim/TapeBook.ts"
 import { type Figure, ratio, time } from "./bench/common.ts"
 import { benchTape, throughput } from "./bench/engine.ts"
+import { historyFigures } from "./bench/history.ts"
 import { largestParentFigures } from "./bench/largest.ts"
 import { matchingFigures } from "./bench/matching.ts"
 import { parentFigures } from "./bench/parents.ts"
@@ -167,6 +168,10 @@ for (const f of matchingFigures()) report(f)
 //    `--help` against `node -e 0`, and `serve` to its first /health answer against a bare node:http server.
 progress("build and start-up")
 for (const f of await startupFigures()) report(f)
+
+// 6b. The data host's history reads over a store on disk.
+progress("history")
+for (const f of historyFigures()) report(f)
 
 // 7. The server under load against a bare node:http server.
 progress("server under autocannon")

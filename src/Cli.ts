@@ -13,6 +13,10 @@ import { accessToken, serviceUrl } from "./Client.ts"
 import { CliError, oneLine } from "./CliError.ts"
 import { HomeLocked, homeFolder } from "./Home.ts"
 import { matchCommand } from "./Matching/Cli.ts"
+import { dataCommand, recordCommand } from "./Data/Cli.ts"
+import { Tapes } from "./Data/Tapes.ts"
+import { historyCommand, keysCommand, loginCommand } from "./Hosted/Cli.ts"
+import type * as Layer from "effect/Layer"
 import { NAME, VERSION } from "./Version.ts"
 
 export { CliError, oneLine } from "./CliError.ts"
@@ -204,7 +208,21 @@ export const makeCli = <const Extra extends ReadonlyArray<Command.Command<any, a
   Command.run(
     Command.make(NAME).pipe(
       Command.withDescription("Self-hosted trading server for prediction markets"),
-      Command.withSubcommands([serve, token, me, orders, openapi, doctorCommand, matchCommand, ...extra])
+      Command.withSubcommands([
+        serve,
+        token,
+        me,
+        orders,
+        openapi,
+        doctorCommand,
+        matchCommand,
+        dataCommand,
+        recordCommand,
+        loginCommand,
+        keysCommand,
+        historyCommand,
+        ...extra
+      ])
     ),
     { name: NAME, version: VERSION }
   )
@@ -253,7 +271,9 @@ const reportFailure = (cause: Cause.Cause<unknown>): Effect.Effect<number> =>
 /** Runs the command line on Node: plain output where colour does not belong, errors as sentences, exit statuses. */
 export const runCli = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(
   extra: Extra,
-  argv: ReadonlyArray<string> = process.argv
+  argv: ReadonlyArray<string> = process.argv,
+  /** How the data host's commands read and write tapes: the simulator's format, given by the entry point that has it. */
+  tapes: Layer.Layer<Tapes> = Tapes.unavailable
 ): void => {
   const colour = colourFor(process.stdout)
   if (!colour) plainStream(process.stdout)
@@ -261,6 +281,7 @@ export const runCli = <const Extra extends ReadonlyArray<Command.Command<any, an
   const program = makeCli(extra)(argv).pipe(
     Effect.as(0),
     Effect.catchAllCause(reportFailure),
+    Effect.provide(tapes),
     Effect.provide(NodeContext.layer),
     Effect.provide(Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ colors: colour })))
   ) as Effect.Effect<number>

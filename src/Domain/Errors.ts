@@ -15,6 +15,7 @@ export const ErrorCode = Schema.Literal(
   "not_supported",
   "venue_error",
   "venue_timeout",
+  "result_too_large",
   "internal_error"
 )
 export type ErrorCode = typeof ErrorCode.Type
