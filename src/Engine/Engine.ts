@@ -12,7 +12,7 @@ import { expireDue, feed, feedView, onChildUpdate, onMarket, timersDue } from ".
 import { completeIfQuiet, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
-import type { Driver, Runtime } from "./Runtime.ts"
+import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { checkParent, type CreateInput, type Registry } from "./Validation.ts"
 import { dueAdded, nextDue, rewatch, viewOf, wakeFor } from "./Wake.ts"
 import { DueHeap, WakeIndex } from "./WakeIndex.ts"
@@ -90,6 +90,14 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     const { parents, gateway } = d
 
     yield* restore(d)
+    // A client reading a working parent sees its core's info as it is now, with no write per input.
+    yield* Effect.acquireRelease(
+      desk.renderLiveInfo((id) => {
+        const rt = parents.get(id)
+        return rt === undefined || rt.done ? undefined : kindOf(d, rt).core.info(rt.state)
+      }),
+      () => desk.renderLiveInfo(() => undefined)
+    )
 
     // Inputs: child updates from the desk, market data from the venues, and timers.
     yield* Effect.forkScoped(

@@ -185,7 +185,7 @@ const makeDesk = (config: DeskConfig) =>
 
     const emit = (entries: ReadonlyArray<JournalEntry>) => journal.append(entries)
 
-    const lookups: Lookups = { memory, store }
+    const lookups: Lookups = { memory, store, liveInfo: () => undefined }
     const findByClientId = (account: string, clientOrderId: string) => byClientId(lookups, account, clientOrderId)
     const orderOr404 = (id: string) => orderOrNotFound(lookups, id)
     const withChildren = (order: Order) => withChildIds(lookups, order)
@@ -556,6 +556,11 @@ const makeDesk = (config: DeskConfig) =>
             })
           })
         ),
+      /** Where a working parent's live `info` is read from when a client reads it (the engine's runtime). */
+      renderLiveInfo: (render: Lookups["liveInfo"]) =>
+        Effect.sync(() => {
+          lookups.liveInfo = render
+        }),
       /** The next parent id: parents and children share one counter, parents carry the `mo_` prefix. */
       nextParentId: serialized(
         Effect.sync(() => {
