@@ -71,6 +71,8 @@ export const deskServices = <E1, E2, E3 = never>(options: {
   /** How many embedded sim venues, when `venues` is not given (default 1). */
   readonly simVenues?: number
   readonly startingCash?: string
+  /** The server's journal: the placements of one turn of the event loop commit together. */
+  readonly gatherCommits?: boolean
   readonly store: Layer.Layer<OrderStore, E1>
   readonly auth: Layer.Layer<Auth, E2>
   /** Other venues in place of the embedded sim venue alone (`serve`'s list, a tape-fed one in the simulator). */
@@ -86,7 +88,7 @@ export const deskServices = <E1, E2, E3 = never>(options: {
     options.store,
     options.auth
   )
-  const withJournal = Layer.provideMerge(Journal.layer, base)
+  const withJournal = Layer.provideMerge(Journal.layerWith({ gather: options.gatherCommits ?? false }), base)
   return Layer.provideMerge(Desk.layer({ startingCash: F.of(options.startingCash ?? "10000") }), withJournal)
 }
 
@@ -268,6 +270,7 @@ export const serve = (options: ServeOptions) =>
         faults,
         venues,
         startingCash: Option.getOrElse(options.simCash, () => process.env["CROSSBOOK_SIM_CASH"] ?? "10000"),
+        gatherCommits: true,
         store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(dbFile))),
         auth: authLayer(controlFile)
       })

@@ -13,7 +13,7 @@ import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
-import type { Driver, Runtime } from "./Runtime.ts"
+import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { checkParent, type CreateInput, type Registry } from "./Validation.ts"
 import { dueAdded, nextDue, rewatch, viewOf, wakeFor } from "./Wake.ts"
 import { DueHeap, WakeIndex } from "./WakeIndex.ts"
@@ -93,6 +93,14 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     yield* restore(d)
     // Live, the markets of live parents are streamed by the venues that stream on request.
     if (!driven) yield* watchLiveMarkets(d.parents as ParentsByMarket, gateway)
+    // A client reading a working parent sees its core's info as it is now, with no write per input.
+    yield* Effect.acquireRelease(
+      desk.renderLiveInfo((id) => {
+        const rt = parents.get(id)
+        return rt === undefined || rt.done ? undefined : kindOf(d, rt).core.info(rt.state)
+      }),
+      () => desk.renderLiveInfo(() => undefined)
+    )
 
     // Inputs: child updates from the desk, market data from the venues, and timers.
     yield* Effect.forkScoped(

@@ -184,9 +184,17 @@ const makeDesk = (config: DeskConfig) =>
       record: { ...order, digest: memory.digestOf(order.id) }
     })
 
-    const emit = (entries: ReadonlyArray<JournalEntry>) => journal.append(entries)
+    /**
+     * While a placement runs (under the lock), its writes after the write ahead are queued, not waited for: the
+     * placement answers once they are committed, after the lock is released, so the writes of placements that arrive
+     * together share one transaction (the next write ahead, or the next leader, takes them).
+     */
+    let deferring = false
+    const write = (batch: Batch) => (deferring ? journal.enqueue(batch) : Effect.asVoid(journal.commit(batch)))
 
-    const lookups: Lookups = { memory, store }
+    const emit = (entries: ReadonlyArray<JournalEntry>) => write({ entries })
+
+    const lookups: Lookups = { memory, store, liveInfo: () => undefined }
     const findByClientId = (account: string, clientOrderId: string) => byClientId(lookups, account, clientOrderId)
     const orderOr404 = (id: string) => orderOrNotFound(lookups, id)
     const withChildren = (order: Order) => withChildIds(lookups, order)
@@ -227,7 +235,7 @@ const makeDesk = (config: DeskConfig) =>
         memory.remember(order)
         const entries = [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
         const batch: Batch = { orders: [stored(order)], entries }
-        yield* journal.commit(fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) })
+        yield* write(fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) })
         if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
       })
 
@@ -245,7 +253,7 @@ const makeDesk = (config: DeskConfig) =>
     const withdraw = (order: Order, entry: JournalEntry) =>
       Effect.suspend(() => {
         memory.drop(order)
-        return journal.commit({ removeOrders: [order.id], entries: [entry] })
+        return write({ removeOrders: [order.id], entries: [entry] })
       })
 
     const applied: Applied = {
@@ -256,7 +264,8 @@ const makeDesk = (config: DeskConfig) =>
           // An order that left memory long ago (a late fill or cancel): the store's venue index finds it.
           return (yield* store.orderByVenueOrderId(venue, venueOrderId))?.record as Order | undefined
         }),
-      hasFill: store.hasFill,
+      // A fill queued with a placement's writes is not in the store yet; a second report of it is still a repeat.
+      hasFill: (id) => (journal.holdsFill(id) ? Effect.succeed(true) : store.hasFill(id)),
       setOrder
     }
     const applyVenueEvents = (venue: string, events: ReadonlyArray<VenueEvent>) => applyEvents(applied, venue, events)
@@ -358,13 +367,34 @@ const makeDesk = (config: DeskConfig) =>
       applyAnswer,
       applySnapshot
     }
-    const place = (input: PlaceInput, actor: string) => placeOrder(placing, input, actor)
+    /** Placements started and not yet out of the lock: while there are any, the next one's write takes ours along. */
+    let placements = 0
+    const place = (input: PlaceInput, actor: string) =>
+      Effect.gen(function* () {
+        placements += 1
+        const exit = yield* Effect.exit(
+          serialized(
+            Effect.acquireUseRelease(
+              Effect.sync(() => void (deferring = true)),
+              () => placeOrder(placing, input, actor),
+              () =>
+                Effect.sync(() => {
+                  deferring = false
+                  placements -= 1
+                })
+            )
+          )
+        )
+        // Answered only once what it wrote is committed.
+        yield* journal.flushedBy(placements === 0)
+        return yield* exit
+      })
 
     const changing: Changing = { memory, venueOf, orderOr404, applyAnswer, applySnapshot }
     const cancelOne = (order: Order) => cancelAtVenue(changing, order)
 
     return {
-      place: (input: PlaceInput, actor: string) => serialized(place(input, actor)).pipe(Effect.uninterruptible),
+      place: (input: PlaceInput, actor: string) => place(input, actor).pipe(Effect.uninterruptible),
       /** The order as clients read it (a parent with its children's ids). */
       get: (id: string) =>
         Effect.gen(function* () {
@@ -557,6 +587,11 @@ const makeDesk = (config: DeskConfig) =>
             })
           })
         ),
+      /** Where a working parent's live `info` is read from when a client reads it (the engine's runtime). */
+      renderLiveInfo: (render: Lookups["liveInfo"]) =>
+        Effect.sync(() => {
+          lookups.liveInfo = render
+        }),
       /** The next parent id: parents and children share one counter, parents carry the `mo_` prefix. */
       nextParentId: serialized(
         Effect.sync(() => {

@@ -9,6 +9,11 @@ import type { Held } from "./Held.ts"
 export interface Lookups {
   readonly memory: Held
   readonly store: Context.Tag.Service<typeof OrderStore>
+  /**
+   * The live part of a working engine parent's `info` (a trailing level, a peg's anchor, a twap's next slice), as
+   * its holder has it now; undefined for any other order. Set by the engine when it starts.
+   */
+  liveInfo: (id: string) => Readonly<Record<string, unknown>> | undefined
 }
 
 /** The order a client id names on an account, held or stored, with the digest of its first body. */
@@ -38,11 +43,16 @@ export const matches = (o: Order, filter: OrderFilter) =>
   (filter.book === undefined || o.book === filter.book) &&
   (filter.accounts === undefined || filter.accounts.includes(accountId(o.account)))
 
-/** An engine parent as clients read it: `info.children` comes from the store's parent index, oldest first. */
+/**
+ * An engine parent as clients read it: `info.children` comes from the store's parent index, oldest first, and a
+ * working parent's own part of `info` from its holder as it is now (its stored record is written only when the
+ * parent itself changes, not each time its core moves a level).
+ */
 export const withChildIds = (l: Lookups, order: Order): Effect.Effect<Order> =>
   order.heldBy !== "engine"
     ? Effect.succeed(order)
     : Effect.map(l.store.childIds(order.id), (children) => {
         const { kind, state, detail, ...rest } = order.info
-        return { ...order, info: { kind, state, detail, children, ...rest } }
+        const live = l.liveInfo(order.id)
+        return { ...order, info: { kind, state, detail, children, ...rest, ...live } }
       })

@@ -176,3 +176,57 @@ describe("the write before the commands go out", () => {
     }).pipe(Effect.provide(TestContext.TestContext))
   )
 })
+
+describe("a working parent's info after a restart", () => {
+  it.effect("reads as the restored state has it: the level trailed to last before the stop", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const base = yield* Layer.buildWithScope(
+        deskServices({
+          seed: 11,
+          store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(":memory:"))),
+          auth: authLayer(":memory:")
+        }),
+        scope
+      )
+      const startEngine = Effect.gen(function* () {
+        const engineScope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(Engine.layer(REGISTRY), engineScope).pipe(Effect.provide(base))
+        return { engine: Context.get(context, Engine), engineScope }
+      })
+      let started = yield* startEngine
+      const desk = Context.get(base, Desk)
+      const store = Context.get(base, OrderStore)
+      const sim = Context.get(base, VenueGateway).venue("sim")!
+      const market = (yield* sim.markets).find((m) => m.status === "open")!
+      const { order } = yield* started.engine.create(
+        {
+          type: "trailing_stop",
+          side: "sell",
+          amount: "2",
+          params: { trail: "0.05" },
+          marketId: `sim:${market.nativeId}`,
+          account: "sim:default"
+        } as CreateInput,
+        "test"
+      )
+      const lastTrailed = Effect.map(store.eventsAfter(0, 1_000_000), (all) => {
+        const trailed = all.filter((e) => e.kind === "managed.trailed" && (e.payload as any).parent_id === order.id)
+        return trailed.length === 0 ? undefined : ((trailed[trailed.length - 1]!.payload as any).level as string)
+      })
+      yield* run(20)
+      const before = yield* lastTrailed
+      assert.isString(before, "the level was set from the market")
+      assert.strictEqual((yield* desk.get(order.id))!.info["fired"], false, "still waiting at the stop")
+      yield* Scope.close(started.engineScope, Exit.void)
+      started = yield* startEngine
+      const restored = (yield* desk.get(order.id))!
+      assert.strictEqual(restored.info["level"], before)
+      yield* run(20)
+      const after = (yield* desk.get(order.id))!
+      if (after.info["fired"] === false) assert.strictEqual(after.info["level"], yield* lastTrailed)
+      yield* Scope.close(started.engineScope, Exit.void)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(TestContext.TestContext))
+  )
+})

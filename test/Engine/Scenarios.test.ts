@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { testServer } from "../Http/TestServer.ts"
+import { OwnerToken, request, testServer } from "../Http/TestServer.ts"
 import {
   cancel,
   cents,
@@ -168,6 +168,39 @@ describe("trailing_stop", () => {
         const p = yield* parent(res.body.id)
         assert.isString(p.info.level)
         assert.strictEqual((yield* events(res.body.id, "managed.triggered")).length, 1)
+      })
+    )
+  )
+  it.effect("a client reading the parent sees the level it trailed to last, by id and in the list", () =>
+    withServer(
+      Effect.gen(function* () {
+        const m = yield* market()
+        const res = yield* place({
+          market_id: m.id,
+          side: "sell",
+          type: "trailing_stop",
+          amount: "2",
+          params: { trail: "0.04" }
+        })
+        assert.strictEqual(res.status, 201, res.text)
+        assert.isNull(res.body.info.level, "no level before the first look at the market")
+        let checked = 0
+        for (let i = 0; i < 60; i++) {
+          yield* run(3)
+          const trailed = yield* events(res.body.id, "managed.trailed")
+          if (trailed.length === 0) continue
+          const p = yield* parent(res.body.id)
+          if (p.info.fired === true) break
+          const last = (trailed[trailed.length - 1]!.payload as any).level
+          assert.strictEqual(p.info.level, last, "GET /trading/orders/{id} shows the current level")
+          const token = yield* OwnerToken
+          const listed = (yield* request("GET", "/trading/orders", { token })).body.data.find(
+            (o: any) => o.id === res.body.id
+          )
+          assert.strictEqual(listed.info.level, last, "GET /trading/orders shows the current level")
+          checked = trailed.length
+        }
+        assert.isAtLeast(checked, 2, "the level trailed more than once before it was checked")
       })
     )
   )
