@@ -19,10 +19,28 @@ const serve = Command.make(
     maxRangeDays: Options.integer("max-range-days").pipe(
       Options.withDescription("The longest range one history request may ask for (default 7); longer is a 413"),
       Options.optional
+    ),
+    venues: Options.text("venues").pipe(
+      Options.withDescription(
+        "Venues whose catalogs the matching routes read (default $CROSSBOOK_VENUES or sim,kalshi,polymarket)"
+      ),
+      Options.optional
+    ),
+    simSeed: Options.integer("sim-seed").pipe(
+      Options.withDescription("Seed of the sim venues (default $CROSSBOOK_SIM_SEED or 1), as serve uses"),
+      Options.optional
+    ),
+    simVenues: Options.integer("sim-venues").pipe(
+      Options.withDescription("How many sim venues (default $CROSSBOOK_SIM_VENUES or 1), as serve uses"),
+      Options.optional
     )
   },
   (o) => Effect.flatMap(run, (m) => m.runServe(o))
-).pipe(Command.withDescription("Serve the history API, login and API keys over the data store (127.0.0.1:8100)"))
+).pipe(
+  Command.withDescription(
+    "Serve the history API, login, API keys and the matching routes (/match/market, /match/event) over the data store (127.0.0.1:8100)"
+  )
+)
 
 const invite = Command.make(
   "invite",

@@ -7,7 +7,9 @@ import { ensureHome, homeFolder, privateFiles, tightenModes } from "../Home.ts"
 import { makeNodeServer } from "../Http/Server.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { makeSimVenue } from "../Venues/SimVenue.ts"
-import { venuesLayerFromList } from "../Venues/Venues.ts"
+import { parseVenueList, servedVenuesLayer, simVenueCountFrom, venuesLayerFromList } from "../Venues/Venues.ts"
+import { localMatchingLayer } from "../Matching/Local.ts"
+import { dataHostMatchingRoutes } from "./Matching.ts"
 import { NAME, VERSION } from "../Version.ts"
 import { record, summarize } from "./Record.ts"
 import { DataHost, dataHostApp } from "./Server.ts"
@@ -53,21 +55,57 @@ const boundPort = (host: string, port: number) =>
     })
   )
 
+/** What `data serve` serves besides the store: the matching routes over these venues' catalogs. */
+export interface ServeVenues {
+  readonly venues: string | undefined
+  readonly simSeed: number | undefined
+  readonly simVenues: number | undefined
+}
+
+/**
+ * The data host's app over a store, on whatever HttpServer is provided: the history API, login and keys, and the
+ * matching protocol (`/match/market`, `/match/event`, behind an API key) answered by the local matcher over the
+ * venues' catalogs (default $CROSSBOOK_VENUES or sim,kalshi,polymarket; the sim needs no network).
+ */
+export const dataServeApp = (store: DataStore, options: ServeVenues & { readonly maxRangeMs?: number }) =>
+  Effect.gen(function* () {
+    const simVenues = yield* Effect.mapError(
+      simVenueCountFrom(options.simVenues, process.env["CROSSBOOK_SIM_VENUES"]),
+      (message) => new DataError({ message })
+    )
+    const venues = servedVenuesLayer({
+      list: parseVenueList(options.venues ?? process.env["CROSSBOOK_VENUES"]),
+      env: process.env,
+      seed: options.simSeed ?? Number(process.env["CROSSBOOK_SIM_SEED"] ?? 1),
+      simVenues
+    }).pipe(Layer.mapError((message) => new DataError({ message })))
+    const matching = dataHostMatchingRoutes.pipe(Layer.provide(localMatchingLayer()), Layer.provide(venues))
+    return dataHostApp(matching).pipe(
+      Layer.provide(DataHost.layer(store, options.maxRangeMs === undefined ? {} : { maxRangeMs: options.maxRangeMs }))
+    )
+  })
+
 /** `crossbook data serve`: the data host's app on the given address until stopped. */
 export const runServe = (o: {
   readonly host: string
   readonly port: number
   readonly store: Option.Option<string>
   readonly maxRangeDays: Option.Option<number>
+  readonly venues: Option.Option<string>
+  readonly simSeed: Option.Option<number>
+  readonly simVenues: Option.Option<number>
 }) =>
   Effect.gen(function* () {
     const store = yield* openStore(o.store)
     yield* Console.log(`${NAME} ${VERSION} data host: store ${store.file}`)
     const maxRangeDays = Option.getOrUndefined(o.maxRangeDays)
-    const host = DataHost.layer(store, maxRangeDays === undefined ? {} : { maxRangeMs: maxRangeDays * 86_400_000 })
-    return yield* Layer.launch(
-      dataHostApp().pipe(HttpServer.withLogAddress, Layer.provide(host), Layer.provide(boundPort(o.host, o.port)))
-    )
+    const app = yield* dataServeApp(store, {
+      venues: Option.getOrUndefined(o.venues),
+      simSeed: Option.getOrUndefined(o.simSeed),
+      simVenues: Option.getOrUndefined(o.simVenues),
+      ...(maxRangeDays === undefined ? {} : { maxRangeMs: maxRangeDays * 86_400_000 })
+    })
+    return yield* Layer.launch(app.pipe(HttpServer.withLogAddress, Layer.provide(boundPort(o.host, o.port))))
   }).pipe(Effect.scoped)
 
 /** `crossbook data invite`: a one-time login code, alone on stdout. */
