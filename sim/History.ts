@@ -4,9 +4,9 @@
  * `backtest` read as they are. An absent segment becomes an explicit `gap`, followed by an empty snapshot: no book is
  * known until the next data segment's snapshot.
  */
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import type { DataStore, Levels } from "../src/Data/Store.ts"
-import { type ImportSummary, Tapes } from "../src/Data/Tapes.ts"
+import type { ImportSummary } from "../src/Data/Tapes.ts"
 import type { BookRangeAnswer, HistoryClient, TradesRangeAnswer } from "../src/Services/HistoryClient.ts"
 import { formatTape, parseTape, type TapeEvent, type TapeHeader } from "./Tape.ts"
 
@@ -189,6 +189,3 @@ export const tapeFromHistory = (client: HistoryClient["Type"], marketId: string,
     }
     return { text: formatTape(header, events), events: events.length }
   })
-
-/** The tape seam of the data host's commands. */
-export const TapesLive = Layer.succeed(Tapes, { importTape, tapeFromHistory })

@@ -1,63 +1,14 @@
 /** `crossbook data serve|invite|import` and `crossbook record`: the data host, its owner's invites, and what fills it. */
 import { Args, Command, Options } from "@effect/cli"
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Clock, Console, Context, Data, Duration, Effect, Layer, Option } from "effect"
-import { readFileSync } from "node:fs"
-import { ensureHome, homeFolder, privateFiles, tightenModes } from "../Home.ts"
-import { makeNodeServer } from "../Http/Server.ts"
-import { VenueGateway } from "../Services/VenueGateway.ts"
-import { makeSimVenue } from "../Venues/SimVenue.ts"
-import { venuesLayerFromList } from "../Venues/Venues.ts"
-import { NAME, VERSION } from "../Version.ts"
-import { record, summarize } from "./Record.ts"
-import { DataHost, dataHostApp } from "./Server.ts"
-import { DataStore, storeFile } from "./Store.ts"
-import { Tapes } from "./Tapes.ts"
-import { Keys } from "./Keys.ts"
+import * as Effect from "effect/Effect"
 
-/** A failure the user can act on: one sentence on stderr, exit status 1. */
-export class DataError extends Data.TaggedError("DataError")<{ readonly message: string }> {}
-
-const firstLine = (error: unknown): string =>
-  ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").trim()
+// The store, the HTTP server and the venues load when one of these commands runs, not with the command tree.
+const run = Effect.promise(() => import("./Run.ts"))
 
 const storeOption = Options.file("store").pipe(
   Options.withDescription("The data store (default <home>/data.db)"),
   Options.optional
 )
-
-/** The store file, opened with the home's file modes; closed with the scope. */
-export const openStore = (file: Option.Option<string>) =>
-  Effect.acquireRelease(
-    Effect.try({
-      try: () => {
-        privateFiles()
-        const home = ensureHome(homeFolder())
-        const path = Option.getOrElse(file, () => storeFile(home))
-        const store = new DataStore(path)
-        tightenModes(home, [path])
-        return store
-      },
-      catch: (error) => new DataError({ message: `cannot open the data store (${firstLine(error)})` })
-    }),
-    (store) => Effect.sync(() => store.close())
-  )
-
-const boundPort = (host: string, port: number) =>
-  NodeHttpServer.layer(makeNodeServer, { host, port }).pipe(
-    Layer.catchAll((error) => {
-      const code = (error.cause as { code?: string } | undefined)?.code
-      return Layer.fail(
-        new DataError({
-          message:
-            code === "EADDRINUSE"
-              ? `port ${port} on ${host} is in use: stop what listens there, or pick another --port`
-              : `cannot listen on ${host}:${port} (${code ?? String(error.cause)})`
-        })
-      )
-    })
-  )
 
 const serve = Command.make(
   "serve",
@@ -68,19 +19,28 @@ const serve = Command.make(
     maxRangeDays: Options.integer("max-range-days").pipe(
       Options.withDescription("The longest range one history request may ask for (default 7); longer is a 413"),
       Options.optional
+    ),
+    venues: Options.text("venues").pipe(
+      Options.withDescription(
+        "Venues whose catalogs the matching routes read (default $CROSSBOOK_VENUES or sim,kalshi,polymarket)"
+      ),
+      Options.optional
+    ),
+    simSeed: Options.integer("sim-seed").pipe(
+      Options.withDescription("Seed of the sim venues (default $CROSSBOOK_SIM_SEED or 1), as serve uses"),
+      Options.optional
+    ),
+    simVenues: Options.integer("sim-venues").pipe(
+      Options.withDescription("How many sim venues (default $CROSSBOOK_SIM_VENUES or 1), as serve uses"),
+      Options.optional
     )
   },
-  (o) =>
-    Effect.gen(function* () {
-      const store = yield* openStore(o.store)
-      yield* Console.log(`${NAME} ${VERSION} data host: store ${store.file}`)
-      const maxRangeDays = Option.getOrUndefined(o.maxRangeDays)
-      const host = DataHost.layer(store, maxRangeDays === undefined ? {} : { maxRangeMs: maxRangeDays * 86_400_000 })
-      return yield* Layer.launch(
-        dataHostApp().pipe(HttpServer.withLogAddress, Layer.provide(host), Layer.provide(boundPort(o.host, o.port)))
-      )
-    }).pipe(Effect.scoped)
-).pipe(Command.withDescription("Serve the history API, login and API keys over the data store (127.0.0.1:8100)"))
+  (o) => Effect.flatMap(run, (m) => m.runServe(o))
+).pipe(
+  Command.withDescription(
+    "Serve the history API, login, API keys and the matching routes (/match/market, /match/event) over the data store (127.0.0.1:8100)"
+  )
+)
 
 const invite = Command.make(
   "invite",
@@ -91,13 +51,7 @@ const invite = Command.make(
       Options.withDefault("owner")
     )
   },
-  (o) =>
-    Effect.gen(function* () {
-      const store = yield* openStore(o.store)
-      const now = yield* Clock.currentTimeMillis
-      const { code } = new Keys(store).invite(o.name, now)
-      yield* Console.log(code)
-    }).pipe(Effect.scoped)
+  (o) => Effect.flatMap(run, (m) => m.runInvite(o))
 ).pipe(
   Command.withDescription("Print a one-time code for `crossbook login` (alone on stdout; valid for a day, used once)")
 )
@@ -105,17 +59,7 @@ const invite = Command.make(
 const importCommand = Command.make(
   "import",
   { store: storeOption, tape: Args.file({ name: "TAPE", exists: "yes" }) },
-  (o) =>
-    Effect.gen(function* () {
-      const tapes = yield* Tapes
-      const store = yield* openStore(o.store)
-      const summary = yield* Effect.try({
-        try: () => tapes.importTape(store, readFileSync(o.tape, "utf8")),
-        catch: (error) =>
-          new DataError({ message: `${o.tape} is not a tape (${firstLine(error)}; the format is in sim/TAPES.md)` })
-      })
-      yield* Console.log(JSON.stringify(summary))
-    }).pipe(Effect.scoped)
+  (o) => Effect.flatMap(run, (m) => m.runImport(o))
 ).pipe(Command.withDescription("Add a tape's books and trades to the data store; its gaps become absent stretches"))
 
 export const dataCommand = Command.make("data").pipe(
@@ -144,45 +88,7 @@ export const recordCommand = Command.make(
     ),
     envFile: Options.file("env-file").pipe(Options.withDescription("A .env file with venue settings"), Options.optional)
   },
-  (o) =>
-    Effect.gen(function* () {
-      if (Option.isSome(o.envFile)) {
-        const file = o.envFile.value
-        yield* Effect.try({
-          try: () => process.loadEnvFile(file),
-          catch: (error) => new DataError({ message: `cannot load the env file ${file} (${firstLine(error)})` })
-        })
-      }
-      const ids = o.markets
-        .split(",")
-        .map((s) => s.trim())
-        .filter((s) => s !== "")
-        .map((s) => (s.startsWith(`${o.venue}:`) ? s.slice(o.venue.length + 1) : s))
-      if (ids.length === 0) return yield* new DataError({ message: "give one or more markets with --markets" })
-      const store = yield* openStore(o.store)
-      const seed = Option.getOrElse(o.simSeed, () => Number(process.env["CROSSBOOK_SIM_SEED"] ?? 1))
-      const gateway = yield* Layer.build(
-        venuesLayerFromList({
-          list: [o.venue],
-          env: process.env,
-          sim: makeSimVenue({ seed, stepMs: 1000, markets: 24, faults: [] })
-        }).pipe(Layer.mapError((message) => new DataError({ message })))
-      )
-      const venue = Context.get(gateway, VenueGateway).venue(o.venue)
-      if (venue === undefined) return yield* new DataError({ message: `venue '${o.venue}' is not available here` })
-      const marketIds = ids.map((id) => `${o.venue}:${id}`)
-      yield* Console.log(`recording ${marketIds.join(", ")} into ${store.file}; Ctrl-C stops`)
-      const run = Effect.scoped(record({ store, venue, nativeIds: ids })).pipe(
-        Effect.mapError(
-          (e) => new DataError({ message: typeof e === "string" ? e : `${e.venue}: ${e.kind} (${e.reason})` })
-        )
-      )
-      yield* (
-        Option.isSome(o.duration) ? Effect.raceFirst(run, Effect.sleep(Duration.seconds(o.duration.value))) : run
-      ).pipe(
-        Effect.onExit(() => Effect.sync(() => process.stdout.write(JSON.stringify(summarize(store, marketIds)) + "\n")))
-      )
-    }).pipe(Effect.scoped)
+  (o) => Effect.flatMap(run, (m) => m.runRecord(o))
 ).pipe(
   Command.withDescription(
     "Record markets' book changes and trades into the data store (venue and receive times); breaks become absent stretches"

@@ -1,9 +1,12 @@
 /**
  * The Tapes seam: how the data host's commands read and write tapes (sim/TAPES.md). The format lives with the
- * simulator, so the `crossbook` entry point provides the implementation (`sim/History.ts`); the server-only entry
- * point says where to find it.
+ * simulator, so the `crossbook` entry point provides the implementation (`sim/History.ts`, loaded on first use); the
+ * server-only entry point says where to find it.
  */
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { HistoryClient, HistoryError } from "../Services/HistoryClient.ts"
 import type { DataStore } from "./Store.ts"
 
@@ -19,25 +22,67 @@ export interface ImportSummary {
   readonly ignored: number
 }
 
+/** This entry point has no tape format: the sentence says which command has it. */
+export class TapesUnavailable extends Data.TaggedError("TapesUnavailable")<{ readonly message: string }> {}
+
+/** The tape format's two functions, as `sim/History.ts` exports them. */
+export interface TapeFormat {
+  /** Writes a tape's markets, books and trades to the store; throws, naming the line, on a tape that does not parse. */
+  readonly importTape: (store: DataStore, text: string) => ImportSummary
+  /** A tape of one market over `[fromMs, toMs]`, read page by page through the history client. */
+  readonly tapeFromHistory: (
+    client: HistoryClient["Type"],
+    marketId: string,
+    fromMs: number,
+    toMs: number
+  ) => Effect.Effect<{ readonly text: string; readonly events: number }, HistoryError>
+}
+
 export class Tapes extends Context.Tag("crossbook/Tapes")<
   Tapes,
   {
-    /** Writes a tape's markets, books and trades to the store; throws, naming the line, on a tape that does not parse. */
-    readonly importTape: (store: DataStore, text: string) => ImportSummary
+    /** Writes a tape to the store; fails with what did not parse (an Error naming the line), or TapesUnavailable. */
+    readonly importTape: (store: DataStore, text: string) => Effect.Effect<ImportSummary, Error | TapesUnavailable>
     /** A tape of one market over `[fromMs, toMs]`, read page by page through the history client. */
     readonly tapeFromHistory: (
       client: HistoryClient["Type"],
       marketId: string,
       fromMs: number,
       toMs: number
-    ) => Effect.Effect<{ readonly text: string; readonly events: number }, HistoryError>
+    ) => Effect.Effect<{ readonly text: string; readonly events: number }, HistoryError | TapesUnavailable>
   }
 >() {
+  /** The format loaded the first time a command reads or writes a tape, not when the command line starts. */
+  static lazy(load: () => Promise<TapeFormat>) {
+    const format = Effect.promise(load)
+    return Layer.succeed(Tapes, {
+      importTape: (store, text) =>
+        Effect.flatMap(format, (f) =>
+          Effect.try({
+            try: () => f.importTape(store, text),
+            catch: (error) => (error instanceof Error ? error : new Error(String(error)))
+          })
+        ),
+      tapeFromHistory: (client, marketId, fromMs, toMs) =>
+        Effect.flatMap(format, (f) => f.tapeFromHistory(client, marketId, fromMs, toMs))
+    })
+  }
+
   /** For an entry point without the simulator: the tape commands say which command has them. */
   static readonly unavailable = Layer.succeed(Tapes, {
-    importTape: () => {
-      throw new Error("tapes are read by the full `crossbook` command (bin/crossbook.js)")
-    },
-    tapeFromHistory: () => Effect.dieMessage("tapes are written by the full `crossbook` command (bin/crossbook.js)")
+    importTape: () =>
+      Effect.fail(
+        new TapesUnavailable({
+          message:
+            "this entry point has no tape format: `data import` needs the full `crossbook` command (bin/crossbook.js)"
+        })
+      ),
+    tapeFromHistory: () =>
+      Effect.fail(
+        new TapesUnavailable({
+          message:
+            "this entry point has no tape format: `history tape` needs the full `crossbook` command (bin/crossbook.js)"
+        })
+      )
   })
 }

@@ -57,6 +57,14 @@ describe("the built command line", () => {
           /^(src\/(Engine|Http|Trading|Venues|Persistence)|sim\/Replay)/.test(file)
         )
         assert.deepStrictEqual(heavy, [])
+        // Nor the data host's handlers, its store and clients, or the tape format: they load when their command runs.
+        assert.includeMembers(atStart, ["src/Data/Cli.ts", "src/Hosted/Cli.ts"])
+        const dataHost = atStart.filter((file) =>
+          /^(src\/(Data\/(Run|Server|Store|Record|Keys|History)|Hosted\/(Run|Config)|Services\/HistoryClient)|sim\/History)\.ts$/.test(
+            file
+          )
+        )
+        assert.deepStrictEqual(dataHost, [])
       }),
     120_000
   )
