@@ -1,6 +1,7 @@
 /**
- * What the clients of the hosted services know: `<home>/hosted.json` (mode 0600) with `{url, session, api_key?}`
- * written by `crossbook login` and `crossbook keys create`, and the settings that override it.
+ * What the clients of the hosted services know: `<home>/hosted.json` (mode 0600) with `{url, session}` written by
+ * `crossbook login`, the API key in `<home>/api-key` (mode 0600) written by `crossbook keys create`, and the settings
+ * that override them.
  */
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -8,7 +9,6 @@ import { join } from "node:path"
 export interface HostedFile {
   readonly url: string
   readonly session: string
-  readonly api_key?: string
 }
 
 export const hostedFile = (home: string): string => join(home, "hosted.json")
@@ -22,24 +22,37 @@ export const readHosted = (home: string): HostedFile | undefined => {
   try {
     const value = JSON.parse(readFileSync(file, "utf8")) as Partial<HostedFile>
     return typeof value.url === "string" && typeof value.session === "string"
-      ? {
-          url: value.url,
-          session: value.session,
-          ...(typeof value.api_key === "string" ? { api_key: value.api_key } : {})
-        }
+      ? { url: value.url, session: value.session }
       : undefined
   } catch {
     return undefined
   }
 }
 
-/** Replaces the file whole, readable by its owner only. */
-export const writeHosted = (home: string, value: HostedFile): void => {
-  const file = hostedFile(home)
+/** Replaces a file whole, readable by its owner only. */
+const writePrivate = (file: string, text: string): void => {
   const temp = `${file}.${process.pid}.tmp`
-  writeFileSync(temp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600 })
+  writeFileSync(temp, text, { mode: 0o600 })
   chmodSync(temp, 0o600)
   renameSync(temp, file)
+}
+
+export const writeHosted = (home: string, value: HostedFile): void =>
+  writePrivate(hostedFile(home), JSON.stringify(value, null, 2) + "\n")
+
+export const apiKeyFile = (home: string): string => join(home, "api-key")
+
+/** Saves the key `crossbook keys create` made, for every hosted client of this home. */
+export const writeApiKey = (home: string, key: string): void => writePrivate(apiKeyFile(home), key + "\n")
+
+/** The key in `<home>/api-key`, if there is one. */
+export const savedApiKey = (home: string): string | undefined => {
+  try {
+    const text = readFileSync(apiKeyFile(home), "utf8").trim()
+    return text === "" ? undefined : text
+  } catch {
+    return undefined
+  }
 }
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, "")
@@ -51,17 +64,11 @@ export const dataUrl = (home: string, env: NodeJS.ProcessEnv = process.env): str
   return trimSlash(readHosted(home)?.url ?? DEFAULT_DATA_URL)
 }
 
-/**
- * `SERVICE_API_KEY`, else the key `crossbook keys create` saved in hosted.json, else a key kept alone in
- * `<home>/api-key`; undefined when none has one.
- */
-export const apiKey = (home: string, env: NodeJS.ProcessEnv = process.env): string | undefined => {
+/** `SERVICE_API_KEY`, else the key `crossbook keys create` saved in `<home>/api-key`; undefined when neither has one. */
+export const apiKey = (
+  home: string,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): string | undefined => {
   const fromEnv = env["SERVICE_API_KEY"]
-  if (fromEnv !== undefined && fromEnv !== "") return fromEnv
-  const saved = readHosted(home)?.api_key
-  if (saved !== undefined) return saved
-  const file = join(home, "api-key")
-  if (!existsSync(file)) return undefined
-  const text = readFileSync(file, "utf8").trim()
-  return text === "" ? undefined : text
+  return fromEnv !== undefined && fromEnv !== "" ? fromEnv : savedApiKey(home)
 }

@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs"
 import { ensureHome, homeFolder, privateFiles } from "../Home.ts"
 import { Tapes } from "../Data/Tapes.ts"
 import { HistoryClient, type HistoryError } from "../Services/HistoryClient.ts"
-import { apiKey, dataUrl, readHosted, writeHosted } from "./Config.ts"
+import { apiKey, apiKeyFile, dataUrl, readHosted, writeApiKey, writeHosted } from "./Config.ts"
 
 /** A failure the user can act on: one sentence on stderr, exit status 1. */
 export class HostedError extends Data.TaggedError("HostedError")<{ readonly message: string }> {}
@@ -111,14 +111,7 @@ export const runLogin = (o: { readonly url: string; readonly code: Option.Option
       ? o.code.value
       : Redacted.value(yield* Prompt.password({ message: "One-time code" }))
     const answer = yield* hostCall(url, "POST", "/v1/login", undefined, { code: code.trim() })
-    const folder = home()
-    const previous = readHosted(folder)
-    // A key saved for this same host stays usable after a new login; one for another host does not apply.
-    writeHosted(folder, {
-      url,
-      session: String(answer["session"]),
-      ...(previous?.url === url && previous.api_key !== undefined ? { api_key: previous.api_key } : {})
-    })
+    writeHosted(home(), { url, session: String(answer["session"]) })
     yield* Console.log(`logged in to ${url} as ${answer["user"]}; next: \`crossbook keys create\``)
   })
 
@@ -127,9 +120,11 @@ export const runKeysCreate = (o: { readonly name: string; readonly json: boolean
   Effect.gen(function* () {
     const saved = yield* session
     const answer = yield* hostCall(saved.url, "POST", "/v1/keys", saved.session, { name: o.name })
-    writeHosted(home(), { ...saved, api_key: String(answer["key"]) })
+    writeApiKey(home(), String(answer["key"]))
     if (o.json) return yield* Console.log(JSON.stringify(answer))
-    yield* Console.log(`API key ${answer["record"]["id"]} (shown once; saved in hosted.json for the clients):`)
+    yield* Console.log(
+      `API key ${answer["record"]["id"]} (shown once; saved in ${apiKeyFile(home())} for the clients):`
+    )
     yield* Console.log(String(answer["key"]))
   })
 

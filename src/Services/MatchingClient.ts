@@ -1,9 +1,8 @@
 /** The MatchingClient seam: given a market, the market on another venue asking the same question. */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Clock, Context, Data, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
-import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import { ErrorBody } from "../Domain/Errors.ts"
+import { apiKey } from "../Hosted/Config.ts"
 import type { MatchIndex } from "../Matching/Matcher.ts"
 
 export const SideMap = Schema.Struct({ yes: Schema.Literal("yes", "no"), no: Schema.Literal("yes", "no") })
@@ -273,18 +272,6 @@ const parseJson = (text: string): unknown => {
   }
 }
 
-/** The API key saved by `crossbook keys create` in `<home>/hosted.json` (`api_key`), if there is one. */
-export const savedApiKey = (home: string): string | undefined => {
-  try {
-    const saved = JSON.parse(readFileSync(join(home, "hosted.json"), "utf8")) as { api_key?: unknown }
-    return typeof saved.api_key === "string" && saved.api_key !== "" ? saved.api_key : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** The key the hosted clients send: `SERVICE_API_KEY`, else the saved one. */
-export const serviceApiKey = (env: Readonly<Record<string, string | undefined>>, home: string): string | undefined => {
-  const key = env["SERVICE_API_KEY"]
-  return key !== undefined && key !== "" ? key : savedApiKey(home)
-}
+/** The key the hosted clients send: `SERVICE_API_KEY`, else the one `crossbook keys create` saved in `<home>/api-key`. */
+export const serviceApiKey = (env: Readonly<Record<string, string | undefined>>, home: string): string | undefined =>
+  apiKey(home, env)

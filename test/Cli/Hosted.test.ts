@@ -53,7 +53,10 @@ describe("the hosted flow on the command line", () => {
     const created = await crossbook(["keys", "create", "--name", "laptop", "--json"]).ended
     expect(created.code, created.stderr).toBe(0)
     const answer = JSON.parse(created.stdout)
-    expect(JSON.parse(readFileSync(hosted, "utf8")).api_key).toBe(answer.key)
+    const keyFile = join(home, "api-key")
+    expect(readFileSync(keyFile, "utf8").trim()).toBe(answer.key)
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600)
+    expect(readFileSync(hosted, "utf8")).not.toContain(answer.key)
 
     const market = await Effect.runPromise(
       Effect.scoped(Effect.flatMap(makeSimVenue({ seed: 1, stepMs: 1000, markets: 24 }), (v) => v.markets))

@@ -4,7 +4,7 @@ import { readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { Keys } from "../../src/Data/Keys.ts"
 import { DataStore } from "../../src/Data/Store.ts"
-import { hostedFile, readHosted, writeHosted } from "../../src/Hosted/Config.ts"
+import { apiKey, apiKeyFile, hostedFile, readHosted, writeApiKey, writeHosted } from "../../src/Hosted/Config.ts"
 import { importTape } from "../../sim/History.ts"
 import { call, keyOn, type RunningHost, startHost, tempFolder } from "./Support.ts"
 
@@ -110,13 +110,16 @@ describe("data host: keys and login", () => {
     }
   })
 
-  it("creates the store and hosted.json readable by their owner only", () => {
+  it("creates the store, hosted.json and the saved API key readable by their owner only", () => {
     const folder = tempFolder()
     new DataStore(join(folder, "data.db")).close()
     expect(statSync(join(folder, "data.db")).mode & 0o777).toBe(0o600)
-    writeHosted(folder, { url: "http://127.0.0.1:8100", session: "cbs_x", api_key: "cbk_y" })
+    writeHosted(folder, { url: "http://127.0.0.1:8100", session: "cbs_x" })
     expect(statSync(hostedFile(folder)).mode & 0o777).toBe(0o600)
-    expect(readHosted(folder)).toEqual({ url: "http://127.0.0.1:8100", session: "cbs_x", api_key: "cbk_y" })
+    expect(readHosted(folder)).toEqual({ url: "http://127.0.0.1:8100", session: "cbs_x" })
+    writeApiKey(folder, "cbk_y")
+    expect(statSync(apiKeyFile(folder)).mode & 0o777).toBe(0o600)
+    expect(apiKey(folder, {})).toBe("cbk_y")
   })
 })
 

@@ -237,13 +237,13 @@ describe("the pacer", () => {
 })
 
 describe("the API key", () => {
-  it("is SERVICE_API_KEY, else the one saved in <home>/hosted.json, else none", () => {
+  it("is SERVICE_API_KEY, else the one saved in <home>/api-key, else none", () => {
     const home = mkdtempSync(join(tmpdir(), "crossbook-key-"))
     assert.isUndefined(serviceApiKey({}, home))
-    writeFileSync(join(home, "hosted.json"), JSON.stringify({ api_key: "saved-key", url: "http://127.0.0.1:8100" }))
+    writeFileSync(join(home, "api-key"), "saved-key\n")
     assert.strictEqual(serviceApiKey({}, home), "saved-key")
     assert.strictEqual(serviceApiKey({ SERVICE_API_KEY: "env-key" }, home), "env-key")
-    writeFileSync(join(home, "hosted.json"), "not json")
+    writeFileSync(join(home, "api-key"), "")
     assert.isUndefined(serviceApiKey({}, home))
   })
 })
