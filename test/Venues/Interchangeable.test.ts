@@ -2,23 +2,15 @@
  * One trading strategy, run unchanged through `serve`'s layers on the sim venue, on the fake Kalshi and on the fake
  * Polymarket: the venues are interchangeable behind the VenueGateway seam.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import { generateKeyPairSync } from "node:crypto"
-import { authLayer, serverServices } from "../../src/Stack.ts"
 import * as F from "../../src/Domain/Fixed.ts"
-import { HttpServeLive } from "../../src/Http/Server.ts"
-import { Auth } from "../../src/Services/Auth.ts"
-import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { signerOf } from "../../src/Venues/Polymarket/Signing.ts"
-import { makeSimVenue } from "../../src/Venues/SimVenue.ts"
-import { venuesLayerFromList } from "../../src/Venues/Venues.ts"
 import { request } from "../Http/TestServer.ts"
+import { Owner, serveVenues } from "./ServeVenues.ts"
 import { FakeKalshi } from "./Kalshi/Fake.ts"
 import { CONDITION, startFake } from "./Polymarket/Fake.ts"
-
-class Owner extends Context.Tag("test/InterchangeableOwner")<Owner, string>() {}
 
 /** How to stand a venue up for the strategy: its env (with a fake started in the scope) and the market to trade. */
 interface Setup {
@@ -97,32 +89,12 @@ const SETUPS: ReadonlyArray<Setup> = [
 ]
 
 /** The server as `serve` builds it, with the sim and the one venue under test. */
-const server = (setup: Setup) => {
-  const venues = Layer.unwrapScoped(
-    Effect.map(setup.env, (env) =>
-      venuesLayerFromList({
-        list: setup.venue === "sim" ? ["sim"] : ["sim", setup.venue],
-        env,
-        sim: makeSimVenue({ seed: 11, stepMs: 1000, markets: 12 })
-      }).pipe(Layer.orDie)
-    )
-  )
-  const services = serverServices({
-    seed: 7,
-    store: OrderStore.layerMemory,
-    auth: authLayer(":memory:"),
-    venues: venues as Layer.Layer<any>
+const server = (setup: Setup) =>
+  serveVenues({
+    list: setup.venue === "sim" ? ["sim"] : ["sim", setup.venue],
+    env: setup.env,
+    sim: { seed: 11, markets: 12 }
   })
-  const owner = Layer.effect(
-    Owner,
-    Effect.flatMap(Auth, (auth) => auth.bootstrapOwner).pipe(Effect.map((c) => c!.token))
-  )
-  return HttpServeLive.pipe(
-    Layer.provideMerge(owner),
-    Layer.provideMerge(services),
-    Layer.provideMerge(NodeHttpServer.layerTest)
-  ) as Layer.Layer<Owner | any>
-}
 
 const authed = (method: "GET" | "POST" | "DELETE", path: string, json?: unknown) =>
   Effect.flatMap(Owner, (token) => request(method, path, { token, ...(json === undefined ? {} : { json }) }))

@@ -1,20 +1,13 @@
 /** The trading server's layers with the Kalshi venue pointed at the fake exchange: market data, orders, streams, failures. */
-import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { generateKeyPairSync } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { authLayer, serverServices } from "../../../src/Stack.ts"
 import * as F from "../../../src/Domain/Fixed.ts"
-import { HttpServeLive } from "../../../src/Http/Server.ts"
-import { Auth } from "../../../src/Services/Auth.ts"
-import { engineDatabase } from "../../../src/Persistence/Sql.ts"
-import { OrderStore } from "../../../src/Services/OrderStore.ts"
-import { venuesLayerFromList } from "../../../src/Venues/Venues.ts"
-import { makeSimVenue } from "../../../src/Venues/SimVenue.ts"
 import { request } from "../../Http/TestServer.ts"
+import { Owner, serveVenues } from "../ServeVenues.ts"
 import { FakeKalshi, type FakeMarketSpec } from "./Fake.ts"
 import { commandErrors, requestErrors } from "./Spec.ts"
 
@@ -46,7 +39,6 @@ const MARKETS: ReadonlyArray<FakeMarketSpec> = [
 ]
 const A = "kalshi:KXTEST-26-A"
 
-class Owner extends Context.Tag("test/KalshiOwner")<Owner, string>() {}
 class Exchange extends Context.Tag("test/FakeKalshi")<Exchange, FakeKalshi>() {}
 
 const exchangeLayer = (fake: FakeKalshi) =>
@@ -63,36 +55,13 @@ const server = (
   env: (fake: FakeKalshi) => Record<string, string>,
   fake = new FakeKalshi(publicKey, MARKETS),
   engineFile?: string
-) => {
-  const venues = Layer.unwrapEffect(
-    Effect.map(Exchange, (x) =>
-      venuesLayerFromList({
-        list: ["sim", "kalshi"],
-        env: env(x),
-        sim: makeSimVenue({ seed: 7, stepMs: 1000, markets: 4 })
-      }).pipe(Layer.orDie)
-    )
-  )
-  const services = serverServices({
-    seed: 7,
-    store:
-      engineFile === undefined
-        ? OrderStore.layerMemory
-        : OrderStore.layerSql.pipe(Layer.provide(engineDatabase(engineFile))),
-    auth: authLayer(":memory:"),
-    venues: venues as Layer.Layer<any>
-  })
-  const owner = Layer.effect(
-    Owner,
-    Effect.flatMap(Auth, (auth) => auth.bootstrapOwner).pipe(Effect.map((c) => c!.token))
-  )
-  return HttpServeLive.pipe(
-    Layer.provideMerge(owner),
-    Layer.provideMerge(services),
-    Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provideMerge(exchangeLayer(fake))
-  ) as Layer.Layer<Owner | Exchange | any>
-}
+) =>
+  serveVenues({
+    list: ["sim", "kalshi"],
+    env: Effect.map(Exchange, env),
+    sim: { seed: 7, markets: 4 },
+    engineFile
+  }).pipe(Layer.provideMerge(exchangeLayer(fake))) as Layer.Layer<Owner | Exchange | any>
 
 const trading = (x: FakeKalshi) => ({
   KALSHI_API_URL: x.apiUrl,

@@ -1,27 +1,19 @@
 /** The trading server's layers with the Polymarket venue pointed at the fake CLOB: market data, orders, streams. */
-import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { authLayer, serverServices } from "../../../src/Stack.ts"
 import * as F from "../../../src/Domain/Fixed.ts"
-import { HttpServeLive } from "../../../src/Http/Server.ts"
-import { engineDatabase } from "../../../src/Persistence/Sql.ts"
-import { Auth } from "../../../src/Services/Auth.ts"
-import { OrderStore } from "../../../src/Services/OrderStore.ts"
 import { signerOf } from "../../../src/Venues/Polymarket/Signing.ts"
-import { makeSimVenue } from "../../../src/Venues/SimVenue.ts"
-import { venuesLayerFromList } from "../../../src/Venues/Venues.ts"
 import { request } from "../../Http/TestServer.ts"
+import { Owner, serveVenues } from "../ServeVenues.ts"
 import { CONDITION, type FakePolymarket, GAMMA_ID, NO_TOKEN, startFake, YES_TOKEN } from "./Fake.ts"
 
 const KEY = "0x" + "3c".repeat(32)
 const SIGNER = signerOf(KEY).address
 const M = `polymarket:${CONDITION}`
 
-class Owner extends Context.Tag("test/PolymarketOwner")<Owner, string>() {}
 class Clob extends Context.Tag("test/FakePolymarket")<Clob, FakePolymarket>() {}
 
 const clobLayer = Layer.scoped(
@@ -36,36 +28,15 @@ const clobLayer = Layer.scoped(
 const server = (
   env: (fake: FakePolymarket) => Record<string, string>,
   given?: { readonly fake: FakePolymarket; readonly engineFile: string }
-) => {
-  const venues = Layer.unwrapEffect(
-    Effect.map(Clob, (x) =>
-      venuesLayerFromList({
-        list: ["sim", "polymarket"],
-        env: env(x),
-        sim: makeSimVenue({ seed: 7, stepMs: 1000, markets: 4 })
-      }).pipe(Layer.orDie)
-    )
-  )
-  const services = serverServices({
-    seed: 7,
-    store:
-      given === undefined
-        ? OrderStore.layerMemory
-        : OrderStore.layerSql.pipe(Layer.provide(engineDatabase(given.engineFile))),
-    auth: authLayer(":memory:"),
-    venues: venues as Layer.Layer<any>
-  })
-  const owner = Layer.effect(
-    Owner,
-    Effect.flatMap(Auth, (auth) => auth.bootstrapOwner).pipe(Effect.map((c) => c!.token))
-  )
-  return HttpServeLive.pipe(
-    Layer.provideMerge(owner),
-    Layer.provideMerge(services),
-    Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provideMerge(given === undefined ? clobLayer : Layer.succeed(Clob, given.fake))
-  ) as Layer.Layer<Owner | Clob | any>
-}
+) =>
+  serveVenues({
+    list: ["sim", "polymarket"],
+    env: Effect.map(Clob, env),
+    sim: { seed: 7, markets: 4 },
+    engineFile: given?.engineFile
+  }).pipe(Layer.provideMerge(given === undefined ? clobLayer : Layer.succeed(Clob, given.fake))) as Layer.Layer<
+    Owner | Clob | any
+  >
 
 const hosts = (x: FakePolymarket) => ({
   POLYMARKET_CLOB_URL: x.url,

@@ -1,0 +1,52 @@
+/** The trading server as `serve` builds it over a venue list (the sim, and venues pointed at fakes), for e2e tests. */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Layer } from "effect"
+import { HttpServeLive } from "../../src/Http/Server.ts"
+import { engineDatabase } from "../../src/Persistence/Sql.ts"
+import { Auth } from "../../src/Services/Auth.ts"
+import { OrderStore } from "../../src/Services/OrderStore.ts"
+import { authLayer, serverServices } from "../../src/Stack.ts"
+import { makeSimVenue } from "../../src/Venues/SimVenue.ts"
+import { venuesLayerFromList } from "../../src/Venues/Venues.ts"
+
+/** The owner's access token on the server under test. */
+export class Owner extends Context.Tag("test/VenueOwner")<Owner, string>() {}
+
+/**
+ * The server's layers: venues from `list` with the settings `env` reads (from a fake, say), the sim seeded as given,
+ * orders in memory or in `engineFile`, auth in memory, and the owner bootstrapped.
+ */
+export const serveVenues = <R>(options: {
+  readonly list: ReadonlyArray<string>
+  readonly env: Effect.Effect<Record<string, string>, never, R>
+  readonly sim: { readonly seed: number; readonly markets: number }
+  readonly engineFile?: string | undefined
+}) => {
+  const venues = Layer.unwrapScoped(
+    Effect.map(options.env, (env) =>
+      venuesLayerFromList({
+        list: options.list,
+        env,
+        sim: makeSimVenue({ seed: options.sim.seed, stepMs: 1000, markets: options.sim.markets })
+      }).pipe(Layer.orDie)
+    )
+  )
+  const services = serverServices({
+    seed: 7,
+    store:
+      options.engineFile === undefined
+        ? OrderStore.layerMemory
+        : OrderStore.layerSql.pipe(Layer.provide(engineDatabase(options.engineFile))),
+    auth: authLayer(":memory:"),
+    venues: venues as Layer.Layer<any>
+  })
+  const owner = Layer.effect(
+    Owner,
+    Effect.flatMap(Auth, (auth) => auth.bootstrapOwner).pipe(Effect.map((c) => c!.token))
+  )
+  return HttpServeLive.pipe(
+    Layer.provideMerge(owner),
+    Layer.provideMerge(services),
+    Layer.provideMerge(NodeHttpServer.layerTest)
+  ) as Layer.Layer<Owner | any>
+}
