@@ -86,6 +86,8 @@ export interface DeskConfig {
 const validation = (field: string, message: string) => ApiError.field(field, message)
 
 const DAY_MS = 86_400_000
+/** The setting that keeps the order counter past the ids of orders removed because their venue never took them. */
+const WITHDRAWN_FLOOR = "withdrawn_order_floor"
 
 type DeskService = ReturnType<typeof makeDesk> extends Effect.Effect<infer A, any, any> ? A : never
 
@@ -116,6 +118,9 @@ const makeDesk = (config: DeskConfig) =>
 
     // Restore the orders the engine database holds live; finished ones stay in the store until asked for.
     for (const id of yield* store.newestIds) counter = Math.max(counter, orderNumber(id))
+    // An order removed because its venue never took it leaves its id in the journal; its number is never given again.
+    const withdrawnFloor = (yield* store.getSetting(WITHDRAWN_FLOOR)) as number | undefined
+    if (typeof withdrawnFloor === "number") counter = Math.max(counter, withdrawnFloor)
     for (const stored of yield* store.ordersWithStatus([...openStatuses, "waiting", "triggered"])) {
       const order = stored.record as Order & { readonly digest?: string }
       memory.name(order, order.digest)
@@ -253,7 +258,11 @@ const makeDesk = (config: DeskConfig) =>
     const withdraw = (order: Order, entry: JournalEntry) =>
       Effect.suspend(() => {
         memory.drop(order)
-        return write({ removeOrders: [order.id], entries: [entry] })
+        return write({
+          removeOrders: [order.id],
+          settings: [{ key: WITHDRAWN_FLOOR, value: Math.max(counter, orderNumber(order.id)), ts: entry.ts }],
+          entries: [entry]
+        })
       })
 
     const applied: Applied = {

@@ -352,13 +352,17 @@ describe("venue reports and placements across restarts", () => {
             ["pending"]
           )
           assert.deepStrictEqual(unserved.events, [])
+          const settled = yield* life(file, venue.layer, () =>
+            Effect.gen(function* () {
+              const listed = yield* (yield* Desk).list({})
+              return { listed, events: yield* (yield* Journal).after(0, 1000) }
+            })
+          )
+          // The retry comes at a later start still, when nothing stored holds the removed order's number.
           const seen = yield* life(file, venue.layer, () =>
             Effect.gen(function* () {
-              const desk = yield* Desk
-              const listed = yield* desk.list({})
-              const events = yield* (yield* Journal).after(0, 1000)
               const retry = yield* submitOrder(body, "sim:default", "t")
-              return { listed, events, retry, after: yield* desk.list({}) }
+              return { ...settled, retry, after: yield* (yield* Desk).list({}) }
             })
           )
           assert.deepStrictEqual(seen.listed, [])
@@ -368,6 +372,9 @@ describe("venue reports and placements across restarts", () => {
           )
           assert.isTrue(seen.retry.created)
           assert.strictEqual(seen.retry.order.status, "open")
+          // The removed order's id stays its own in the journal: the retry is given the next one, never it again.
+          assert.strictEqual(seen.events[0]!.key, "o_000001")
+          assert.strictEqual(seen.retry.order.id, "o_000002")
           assert.strictEqual(seen.after.length, 1)
           yield* Scope.close(venue.scope, Exit.void)
         } finally {
