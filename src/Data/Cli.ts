@@ -1,5 +1,6 @@
 /** `crossbook data serve|invite|import` and `crossbook record`: the data host, its owner's invites, and what fills it. */
 import { Args, Command, Options } from "@effect/cli"
+import { simSeedOption, simVenuesOption } from "../Matching/Cli.ts"
 import * as Effect from "effect/Effect"
 
 // The store, the HTTP server and the venues load when one of these commands runs, not with the command tree.
@@ -26,14 +27,8 @@ const serve = Command.make(
       ),
       Options.optional
     ),
-    simSeed: Options.integer("sim-seed").pipe(
-      Options.withDescription("Seed of the sim venues (default $CROSSBOOK_SIM_SEED or 1), as serve uses"),
-      Options.optional
-    ),
-    simVenues: Options.integer("sim-venues").pipe(
-      Options.withDescription("How many sim venues (default $CROSSBOOK_SIM_VENUES or 1), as serve uses"),
-      Options.optional
-    )
+    simSeed: simSeedOption,
+    simVenues: simVenuesOption
   },
   (o) => Effect.flatMap(run, (m) => m.runServe(o))
 ).pipe(

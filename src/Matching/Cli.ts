@@ -6,6 +6,16 @@ import * as Option from "effect/Option"
 // The matcher, its evaluation and the hosted client load when a match command runs, not with the command tree.
 const run = Effect.promise(() => import("./Run.ts"))
 
+/** The sim venues a local matcher reads, given as `serve` takes them (shared by the commands that build one). */
+export const simSeedOption = Options.integer("sim-seed").pipe(
+  Options.withDescription("Seed of the sim venues (default $CROSSBOOK_SIM_SEED or 1), as serve uses"),
+  Options.optional
+)
+export const simVenuesOption = Options.integer("sim-venues").pipe(
+  Options.withDescription("How many sim venues (default $CROSSBOOK_SIM_VENUES or 1), as serve uses"),
+  Options.optional
+)
+
 const catalogs = Options.file("catalog").pipe(
   Options.withDescription("A catalog of markets, one JSON record a line (venue, native_id, title, rules?, yes_label?)"),
   Options.repeated
@@ -40,14 +50,8 @@ export const matchCommand = Command.make(
       ),
       Options.optional
     ),
-    simSeed: Options.integer("sim-seed").pipe(
-      Options.withDescription("Seed of the sim venues (default $CROSSBOOK_SIM_SEED or 1), as serve uses"),
-      Options.optional
-    ),
-    simVenues: Options.integer("sim-venues").pipe(
-      Options.withDescription("How many sim venues (default $CROSSBOOK_SIM_VENUES or 1), as serve uses"),
-      Options.optional
-    ),
+    simSeed: simSeedOption,
+    simVenues: simVenuesOption,
     id: Args.text({ name: "ID" }).pipe(
       Args.withDescription("<venue>:<native_id> of the market to match"),
       Args.optional
