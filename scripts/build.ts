@@ -14,7 +14,8 @@ export const buildCli = async (outdir: string): Promise<Metafile> => {
   rmSync(outdir, { recursive: true, force: true })
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: { crossbook: "sim/main.ts" },
+    // The sweep's worker threads start from their own entry beside the command's.
+    entryPoints: { crossbook: "sim/main.ts", "sweep-worker": "sim/Sweep/Worker.ts" },
     outdir,
     bundle: true,
     splitting: true,

@@ -7,8 +7,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { pathToFileURL } from "node:url"
-import { resolve } from "node:path"
+import { Tapes } from "../src/Data/Tapes.ts"
 
 /**
  * The modules a command runs on, loaded when it runs: the engine, the desk and the converters stay out of `--help`
@@ -44,32 +43,12 @@ const badTape = (file: string) =>
         )
   })
 
-/**
- * A strategy module, loaded: JavaScript as it is; TypeScript (an ES module or CommonJS) through tsx, which the
- * project's own install has and an installed package asks for.
- */
-const importStrategy = (file: string) => {
-  const url = pathToFileURL(resolve(file)).href
-  const failed = (error: unknown) =>
-    new SimError({ message: `the strategy ${file} does not load: ${firstLine(error)}` })
-  if (!/\.[cm]?tsx?$/.test(file)) {
-    return Effect.tryPromise({ try: () => import(url) as Promise<Record<string, unknown>>, catch: failed })
-  }
-  return Effect.tryPromise({
-    try: () => import("tsx/esm/api"),
-    catch: () =>
-      new SimError({
-        message: `the strategy ${file} is TypeScript, which needs tsx: \`npm install tsx\` beside crossbook, or compile it to JavaScript`
-      })
-  }).pipe(
-    Effect.flatMap((tsx) =>
-      Effect.tryPromise({
-        try: () => tsx.tsImport(url, import.meta.url) as Promise<Record<string, unknown>>,
-        catch: failed
-      })
-    )
-  )
-}
+/** A strategy module, loaded (sim/StrategyLoader.ts); a module that does not load fails with its sentence. */
+const importStrategy = (file: string) =>
+  Effect.tryPromise({
+    try: () => import("./StrategyLoader.ts").then((loader) => loader.loadStrategyModule(file)),
+    catch: (error) => new SimError({ message: firstLine(error) })
+  })
 
 const seed = Options.integer("seed").pipe(Options.withDescription("Seed of the run"), Options.withDefault(1))
 
@@ -200,6 +179,7 @@ export const backtestCommand = Command.make(
       const { strategyFromModule } = yield* load(() => import("./Strategy.ts"))
       const { generateTape } = yield* load(() => import("./Generator.ts"))
       const { formatTape } = yield* load(() => import("./Tape.ts"))
+      const { BACKTEST_GENERATED } = yield* load(() => import("./Sweep/Spec.ts"))
       const module = yield* importStrategy(o.strategy)
       const loaded = strategyFromModule(module)
       if ("error" in loaded) {
@@ -211,7 +191,7 @@ export const backtestCommand = Command.make(
       const tape = Option.isSome(o.tape)
         ? yield* readText(o.tape.value, "tape")
         : (() => {
-            const g = generateTape({ seed: o.seed, markets: 2, durationS: 1800 })
+            const g = generateTape({ seed: o.seed, ...BACKTEST_GENERATED })
             return formatTape(g.header, g.events)
           })()
       let shown = -1
@@ -239,4 +219,72 @@ export const backtestCommand = Command.make(
     })
 ).pipe(
   Command.withDescription("Run a strategy module against the engine over a tape; writes report.json and report.html")
+)
+
+export const sweepCommand = Command.make(
+  "sweep",
+  {
+    out: Options.directory("out").pipe(
+      Options.withDescription("Where sweep.jsonl and sweep.html go"),
+      Options.withDefault("sweep-out")
+    ),
+    workers: Options.integer("workers").pipe(
+      Options.withDescription("Worker threads running jobs (default: one per core)"),
+      Options.optional
+    ),
+    json: Options.boolean("json").pipe(Options.withDescription("Print the summary as one JSON document")),
+    spec: Args.file({ name: "SPEC", exists: "yes" })
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const { resolveSpec, runSweep } = yield* load(() => import("./Sweep/Sweep.ts"))
+      const { makePool, defaultWorkers } = yield* load(() => import("./Sweep/Workers.ts"))
+      const { declaredParams } = yield* load(() => import("./Strategy.ts"))
+      const { loadStrategyModule } = yield* load(() => import("./StrategyLoader.ts"))
+      const { historyTapeText } = yield* load(() => import("../src/Hosted/Run.ts"))
+      const workers = Option.getOrElse(o.workers, defaultWorkers)
+      if (!Number.isSafeInteger(workers) || workers < 1 || workers > 256)
+        return yield* new SimError({ message: `--workers must be a whole number from 1 to 256, not ${workers}` })
+      const text = yield* readText(o.spec, "sweep spec")
+      const tapes = yield* Tapes
+      const resolved = yield* resolveSpec(o.spec, text, o.out, {
+        declaredParams: (strategy) => loadStrategyModule(strategy).then(declaredParams),
+        historyTape: (marketId, from, to) =>
+          historyTapeText(marketId, from, to).pipe(
+            Effect.mapError((e) => new Error(e.message)),
+            Effect.provideService(Tapes, tapes)
+          )
+      }).pipe(Effect.mapError((e) => new SimError({ message: e.message })))
+      const size = Math.min(workers, resolved.jobs.length)
+      process.stderr.write(`sweep: ${resolved.jobs.length} jobs on ${size} worker threads\n`)
+      const summary = yield* Effect.scoped(
+        Effect.flatMap(makePool(size), (pool) =>
+          runSweep({
+            resolved,
+            out: o.out,
+            execute: pool.run,
+            concurrency: size,
+            progress: (line) => process.stderr.write(line + "\n")
+          })
+        )
+      )
+      if (o.json) return yield* Console.log(JSON.stringify({ ...summary, out: o.out }))
+      yield* Console.log(
+        `${summary.jobs} jobs in ${summary.seconds.toFixed(1)} s${summary.failed > 0 ? ` (${summary.failed} failed)` : ""}; ` +
+          `best by ${summary.metric}:`
+      )
+      for (const r of summary.best) {
+        const value = r.metrics[summary.metric]
+        yield* Console.log(
+          `  ${r.job}  ${summary.metric} ${value ?? "unmarked"}  params ${JSON.stringify(r.params)}  seed ${r.seed}  ${r.tape}`
+        )
+      }
+      yield* Console.log(`results in ${join(o.out, "sweep.jsonl")}, table and curves in ${join(o.out, "sweep.html")}`)
+      if (summary.failed > 0)
+        return yield* new SimError({ message: `${summary.failed} of ${summary.jobs} jobs failed (see sweep.jsonl)` })
+    })
+).pipe(
+  Command.withDescription(
+    "Run a strategy over a grid of params, tapes and seeds on every core; writes sweep.jsonl and sweep.html"
+  )
 )

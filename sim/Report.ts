@@ -3,21 +3,21 @@ import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import type { BacktestReport } from "./Backtest.ts"
 
-const escape = (text: string) =>
+export const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
 
 const require = createRequire(import.meta.url)
 
 /** uPlot's script and style, read once and inlined, so the page stays one file that loads nothing. */
 let library: { readonly script: string; readonly style: string } | undefined
-const uplot = () =>
+export const uplot = () =>
   (library ??= {
     script: readFileSync(require.resolve("uplot/dist/uPlot.iife.min.js"), "utf8").replace(/<\/script/gi, "<\\/script"),
     style: readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8")
   })
 
 /** JSON inside a script element: `<` escaped so no string in it can close the element. */
-const embed = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c")
+export const embed = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c")
 
 /**
  * Draws the two charts from the embedded data: drag to zoom (double-click to reset), hover for the values. Fills are

@@ -83,11 +83,18 @@ export interface Strategy {
   readonly onTimer?: (ctx: StrategyContext, name: string) => void
 }
 
-/** A strategy module's default export: the strategy, or a function that makes a fresh one. */
-export type StrategyExport = Strategy | (() => Strategy)
+/** A strategy's parameters, as a sweep's grid sets them: names to JSON values. */
+export type StrategyParams = Readonly<Record<string, unknown>>
 
-export const strategyOf = (exported: StrategyExport): Strategy =>
-  typeof exported === "function" ? exported() : exported
+/**
+ * A strategy module's default export: the strategy, or a function that makes a fresh one from its parameters (a
+ * function that takes none ignores them). A module may also export `params`, its parameters' defaults: a sweep then
+ * refuses a name it does not list.
+ */
+export type StrategyExport = Strategy | ((params: StrategyParams) => Strategy)
+
+export const strategyOf = (exported: StrategyExport, params: StrategyParams = {}): Strategy =>
+  typeof exported === "function" ? exported(params) : exported
 
 const HOOKS = ["onStart", "onBook", "onTrade", "onFill", "onTimer"] as const
 
@@ -106,7 +113,8 @@ const describe = (value: unknown): string =>
  * looked through. Answers the reason in words when it is not.
  */
 export const strategyFromModule = (
-  module: Readonly<Record<string, unknown>>
+  module: Readonly<Record<string, unknown>>,
+  params: StrategyParams = {}
 ): { readonly strategy: Strategy } | { readonly error: string } => {
   let exported: unknown = module["default"] ?? module["strategy"]
   if (typeof exported === "object" && exported !== null) {
@@ -117,9 +125,14 @@ export const strategyFromModule = (
   }
   if (exported === undefined) return { error: "it has no default export (export default a Strategy)" }
   let strategy: unknown = exported
+  if (typeof exported !== "function" && Object.keys(params).length > 0) {
+    return {
+      error: "its default export is a strategy object, which takes no params: export a function (params) => Strategy"
+    }
+  }
   if (typeof exported === "function") {
     try {
-      strategy = (exported as () => unknown)()
+      strategy = (exported as (params: StrategyParams) => unknown)(params)
     } catch (error) {
       return {
         error: `its default export threw when called (${error instanceof Error ? error.message : String(error)})`
@@ -139,4 +152,18 @@ export const strategyFromModule = (
   }
   if (record["name"] !== undefined && typeof record["name"] !== "string") return { error: "its name must be a string" }
   return { strategy: strategy as Strategy }
+}
+
+/**
+ * The parameters a module declares (its `params` export: names to defaults), or undefined when it declares none. A
+ * CommonJS module's exports object is looked through.
+ */
+export const declaredParams = (module: Readonly<Record<string, unknown>>): StrategyParams | undefined => {
+  const inner = module["default"]
+  const declared =
+    module["params"] ??
+    (typeof inner === "object" && inner !== null ? (inner as Record<string, unknown>)["params"] : undefined)
+  return typeof declared === "object" && declared !== null && !Array.isArray(declared)
+    ? (declared as StrategyParams)
+    : undefined
 }

@@ -1,12 +1,16 @@
-/** Example strategy: a market maker that joins the best bid with a bracket: take 2 ticks of profit or stop out 4 below. */
-import type { Strategy } from "../Strategy.ts"
+/** Example strategy: a market maker that joins the best bid with a bracket: take 2 ticks of profit or stop out 4 below (by default). */
+import type { Strategy, StrategyParams } from "../Strategy.ts"
 
 const cents = (price: string) => Math.round(Number(price) * 100)
 const price = (c: number) => String(Math.min(99, Math.max(1, c)) / 100)
 const DONE = new Set(["closed", "canceled", "expired", "rejected"])
 
+/** The parameters a sweep may set, with their defaults: profit and stop in ticks, the size, the requote interval. */
+export const params = { take_ticks: 2, stop_ticks: 4, amount: "5", quote_ms: 10_000 }
+
 /** A fresh strategy: its state lives in this closure, so two runs never share it. */
-const bracketMaker = (): Strategy => {
+const bracketMaker = (given: StrategyParams = {}): Strategy => {
+  const { take_ticks, stop_ticks, amount, quote_ms } = { ...params, ...given } as typeof params
   let working: string | null = null
   let placedAt = 0
   return {
@@ -14,7 +18,7 @@ const bracketMaker = (): Strategy => {
     onStart: (ctx) => ctx.setTimer(1_000, "quote"),
     onTimer: (ctx, name) => {
       if (name !== "quote") return
-      ctx.setTimer(10_000, "quote")
+      ctx.setTimer(quote_ms, "quote")
       const market = ctx.markets[0]
       if (market === undefined) return
       const flat = Number(ctx.position(market).contracts) === 0
@@ -32,11 +36,11 @@ const bracketMaker = (): Strategy => {
         market_id: market,
         side: "buy",
         type: "bracket",
-        amount: "5",
+        amount,
         params: {
           entry: { price: price(bid) },
-          take_profit: { price: price(bid + 2) },
-          stop_loss: { stop_price: price(bid - 4) }
+          take_profit: { price: price(bid + take_ticks) },
+          stop_loss: { stop_price: price(bid - stop_ticks) }
         }
       })
       placedAt = ctx.now

@@ -1,10 +1,12 @@
 /** Example strategy: buy when the last trades climb, and protect the position with a trailing stop. */
-import type { Strategy } from "../Strategy.ts"
+import type { Strategy, StrategyParams } from "../Strategy.ts"
 
-const WINDOW = 8
+/** The parameters a sweep may set, with their defaults: trades in the window, the rise that buys, the trail, the size. */
+export const params = { window: 8, rise: 0.02, trail: "0.03", amount: "10" }
 
 /** A fresh strategy: its state lives in this closure, so two runs never share it. */
-const momentum = (): Strategy => {
+const momentum = (given: StrategyParams = {}): Strategy => {
+  const { window: WINDOW, rise: RISE, trail, amount } = { ...params, ...given } as typeof params
   const prices: Array<number> = []
   let holding = false
   return {
@@ -16,13 +18,13 @@ const momentum = (): Strategy => {
       if (holding || prices.length < WINDOW) return
       const rise = prices[prices.length - 1]! - prices[0]!
       const touch = ctx.touch(trade.marketId)
-      if (rise < 0.02 || touch.bestAsk === null) return
+      if (rise < RISE || touch.bestAsk === null) return
       const ask = Math.round(Number(touch.bestAsk) * 100)
       ctx.place({
         market_id: trade.marketId,
         side: "buy",
         type: "market",
-        amount: "10",
+        amount,
         price: String(Math.min(99, ask + 1) / 100)
       })
       holding = true
@@ -36,7 +38,7 @@ const momentum = (): Strategy => {
           type: "trailing_stop",
           amount: fill.amount,
           reduce_only: true,
-          params: { trail: "0.03" }
+          params: { trail }
         })
       }
       if (fill.side === "sell" && Number(ctx.position(fill.marketId).contracts) <= 0) {

@@ -242,3 +242,17 @@ export const runHistoryTape = (o: RangeOptions & { readonly out: string }) =>
       yield* Console.log(`wrote ${tape.events} events of ${o.id} to ${o.out}`)
     })
   )
+
+/** A market's recorded range as tape text, read through the history client (a sweep's `{market_id, from, to}` tape). */
+export const historyTapeText = (marketId: string, from: string, to: string) =>
+  historyClient((client) =>
+    Effect.gen(function* () {
+      const start = yield* parseTime(from, "from")
+      const end = yield* parseTime(to, "to")
+      const tapes = yield* Tapes
+      const tape = yield* tapes
+        .tapeFromHistory(client, marketId, start, end)
+        .pipe(Effect.catchTag("TapesUnavailable", (error) => new HostedError({ message: error.message })))
+      return tape.text
+    })
+  )

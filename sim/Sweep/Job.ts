@@ -1,0 +1,152 @@
+/**
+ * One job of a sweep: the backtest `crossbook backtest` runs, over the job's tape with the job's seed and parameters,
+ * answered as one line of `sweep.jsonl`. Whether it runs in a worker thread or here, the same job gives the same line.
+ */
+import * as Effect from "effect/Effect"
+import { readFileSync } from "node:fs"
+import { backtest, type BacktestReport } from "../Backtest.ts"
+import { generateTape } from "../Generator.ts"
+import { strategyFromModule } from "../Strategy.ts"
+import { loadStrategyModule } from "../StrategyLoader.ts"
+import { formatTape } from "../Tape.ts"
+import type { Job } from "./Spec.ts"
+
+/** A generated tape from the seed (`backtest` without `--tape` makes 2 markets over 30 minutes). */
+export const generatedTape = (seed: number, markets: number, durationS: number): string => {
+  const g = generateTape({ seed, markets, durationS })
+  return formatTape(g.header, g.events)
+}
+
+/** At most this many points of each run's equity curve are kept (evenly spaced, the last always kept). */
+export const EQUITY_POINTS = 300
+
+/** A job's line in `sweep.jsonl`. Decimals are strings, as in the backtest report. */
+export interface JobResult {
+  readonly job: string
+  readonly params: Readonly<Record<string, unknown>>
+  readonly seed: number
+  readonly tape: string
+  readonly strategy: string
+  readonly metrics: {
+    readonly net: string | null
+    readonly realized: string
+    readonly unrealized: string | null
+    readonly fees: string
+    readonly final_equity: string
+    readonly max_drawdown: string
+    readonly orders: number
+    readonly fills: number
+    readonly refused: number
+    readonly time_in_market: number
+  }
+  readonly events_sha256: string
+  readonly equity: ReadonlyArray<readonly [number, string]>
+}
+
+/** A job that could not run: its strategy did not load, its tape did not parse. */
+export interface JobFailure {
+  readonly job: string
+  readonly params: Readonly<Record<string, unknown>>
+  readonly seed: number
+  readonly tape: string
+  readonly error: string
+}
+
+export type JobOutcome = JobResult | JobFailure
+
+export const isFailure = (outcome: JobOutcome): outcome is JobFailure => "error" in outcome
+
+const thin = <A>(points: ReadonlyArray<A>, most: number): ReadonlyArray<A> => {
+  if (points.length <= most) return points
+  const step = (points.length - 1) / (most - 1)
+  return Array.from({ length: most }, (_, i) => points[Math.round(i * step)]!)
+}
+
+/** The job's line from its backtest report. */
+export const resultOf = (job: Job, report: BacktestReport): JobResult => ({
+  job: job.id,
+  params: job.params,
+  seed: job.seed,
+  tape: tapeLabel(job),
+  strategy: report.strategy,
+  metrics: {
+    net: report.pnl.net,
+    realized: report.pnl.realized,
+    unrealized: report.pnl.unrealized,
+    fees: report.pnl.fees,
+    final_equity: report.final_equity,
+    max_drawdown: report.max_drawdown,
+    orders: report.orders,
+    fills: report.fills.length,
+    refused: report.refused.length,
+    time_in_market: report.exposure.time_in_market
+  },
+  events_sha256: report.events_sha256,
+  equity: thin(report.equity, EQUITY_POINTS)
+})
+
+export const tapeLabel = (job: Job): string =>
+  job.tape.kind === "file"
+    ? job.tape.label
+    : `generated(seed ${job.seed}, ${job.tape.markets} markets, ${job.tape.durationS} s)`
+
+/**
+ * What a worker keeps between jobs: loaded strategy modules and tapes read or generated, so a grid over one tape
+ * reads it once. Nothing a run changes is kept: each job makes a fresh strategy from its module.
+ */
+export class JobCache {
+  readonly modules = new Map<string, Promise<Record<string, unknown>>>()
+  readonly tapes = new Map<string, string>()
+}
+
+const tapeText = (job: Job, cache: JobCache): string => {
+  const key =
+    job.tape.kind === "file" ? `file:${job.tape.path}` : `seed:${job.seed}:${job.tape.markets}:${job.tape.durationS}`
+  let text = cache.tapes.get(key)
+  if (text === undefined) {
+    text =
+      job.tape.kind === "file"
+        ? readFileSync(job.tape.path, "utf8")
+        : generatedTape(job.seed, job.tape.markets, job.tape.durationS)
+    // A grid over generated tapes would keep one per seed: keep the latest few only.
+    if (cache.tapes.size >= 8) cache.tapes.delete(cache.tapes.keys().next().value!)
+    cache.tapes.set(key, text)
+  }
+  return text
+}
+
+const message = (error: unknown) =>
+  ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").trim()
+
+/** Runs one job; a job that cannot run answers its failure (the sweep goes on with the others). */
+export const runJob = (job: Job, cache: JobCache = new JobCache()): Effect.Effect<JobOutcome> =>
+  Effect.gen(function* () {
+    const failure = (error: string): JobFailure => ({
+      job: job.id,
+      params: job.params,
+      seed: job.seed,
+      tape: tapeLabel(job),
+      error
+    })
+    let loading = cache.modules.get(job.strategy)
+    if (loading === undefined) {
+      loading = loadStrategyModule(job.strategy)
+      cache.modules.set(job.strategy, loading)
+    }
+    const module = yield* Effect.either(Effect.tryPromise(() => loading))
+    if (module._tag === "Left") return failure(message(module.left.error))
+    const loaded = strategyFromModule(module.right, job.params)
+    if ("error" in loaded) return failure(`the strategy ${job.strategy} is not usable: ${loaded.error}`)
+    const tape = yield* Effect.either(Effect.try(() => tapeText(job, cache)))
+    if (tape._tag === "Left") return failure(`cannot read the tape ${tapeLabel(job)} (${message(tape.left.error)})`)
+    const report = yield* Effect.either(
+      Effect.catchAllDefect(backtest({ tape: tape.right, strategy: loaded.strategy, seed: job.seed }), (defect) =>
+        Effect.fail(defect)
+      )
+    )
+    if (report._tag === "Left") return failure(message(report.left))
+    return resultOf(job, report.right)
+  })
+
+/** A job's line as it is written: the same job gives the same bytes. */
+export const lineOf = (outcome: JobOutcome): string => JSON.stringify(outcome)

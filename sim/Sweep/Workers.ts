@@ -1,0 +1,109 @@
+/**
+ * A pool of worker threads that run sweep jobs, one job per worker at a time (one worker per core by default). From
+ * the sources each thread loads TypeScript through tsx as the command does; from the build it loads
+ * `dist/sweep-worker.js`. A thread that dies fails its job with the reason and is replaced.
+ */
+import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
+import { existsSync } from "node:fs"
+import { availableParallelism } from "node:os"
+import { Worker } from "node:worker_threads"
+import type { JobOutcome } from "./Job.ts"
+import type { Job } from "./Spec.ts"
+
+/** The number of workers when none is asked for: one per core. */
+export const defaultWorkers = (): number => availableParallelism()
+
+/** How a worker thread starts: the built worker beside the bundle, or the TypeScript source through tsx. */
+const spawn = (): Worker => {
+  const here = import.meta.url
+  if (/\.ts$/.test(new URL(here).pathname)) {
+    const source = new URL("./Worker.ts", here).href
+    return new Worker(
+      `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}) })`,
+      { eval: true }
+    )
+  }
+  const built = ["./sweep-worker.js", "../sweep-worker.js"]
+    .map((path) => new URL(path, here))
+    .find((url) => existsSync(url))
+  if (built === undefined) throw new Error("the sweep worker is not built: run `npm run build`")
+  return new Worker(built)
+}
+
+interface Slot {
+  worker: Worker
+  busy: { readonly job: Job; readonly done: (outcome: JobOutcome | Error) => void } | undefined
+}
+
+export interface Pool {
+  readonly size: number
+  /** Runs a job on the next free worker; fails only when its thread died. */
+  readonly run: (job: Job) => Effect.Effect<JobOutcome, Error>
+}
+
+/** A pool of `size` threads, ended with its scope. */
+export const makePool = (size: number): Effect.Effect<Pool, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const waiting: Array<{ readonly job: Job; readonly done: (outcome: JobOutcome | Error) => void }> = []
+      const slots: Array<Slot> = []
+      let closed = false
+
+      const next = (slot: Slot) => {
+        const task = waiting.shift()
+        slot.busy = task
+        if (task !== undefined) slot.worker.postMessage(task.job)
+      }
+
+      const start = (slot: Slot) => {
+        const worker = spawn()
+        slot.worker = worker
+        worker.on("message", (message: { job: string; line?: string; error?: string }) => {
+          const task = slot.busy
+          if (task === undefined || task.job.id !== message.job) return
+          task.done(
+            message.line !== undefined
+              ? (JSON.parse(message.line) as JobOutcome)
+              : new Error(message.error ?? "the worker answered nothing")
+          )
+          next(slot)
+        })
+        const died = (reason: string) => {
+          if (slot.worker !== worker) return
+          const task = slot.busy
+          slot.busy = undefined
+          task?.done(new Error(`the worker running ${task.job.id} stopped (${reason})`))
+          if (!closed) {
+            start(slot)
+            next(slot)
+          }
+        }
+        worker.on("error", (error) => died(error.message))
+        worker.on("exit", (code) => died(`exit code ${code}`))
+      }
+
+      for (let i = 0; i < size; i++) {
+        const slot: Slot = { worker: undefined as unknown as Worker, busy: undefined }
+        start(slot)
+        slots.push(slot)
+      }
+
+      const pool: Pool = {
+        size,
+        run: (job) =>
+          Effect.async<JobOutcome, Error>((resume) => {
+            const done = (outcome: JobOutcome | Error) =>
+              resume(outcome instanceof Error ? Effect.fail(outcome) : Effect.succeed(outcome))
+            const free = slots.find((s) => s.busy === undefined)
+            if (free === undefined) waiting.push({ job, done })
+            else {
+              free.busy = { job, done }
+              free.worker.postMessage(job)
+            }
+          })
+      }
+      return { pool, close: () => ((closed = true), Promise.all(slots.map((s) => s.worker.terminate()))) }
+    }),
+    (made) => Effect.promise(() => made.close())
+  ).pipe(Effect.map((made) => made.pool))

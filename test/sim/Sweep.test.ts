@@ -1,0 +1,224 @@
+/** Sweeps: the SPEC, its jobs, the worker threads (each job's line equal to the same backtest run alone), the command. */
+import { Effect } from "effect"
+import * as fc from "fast-check"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, describe, expect, it } from "vitest"
+import { backtest } from "../../sim/Backtest.ts"
+import { declaredParams, strategyOf, type StrategyExport } from "../../sim/Strategy.ts"
+import { loadStrategyModule } from "../../sim/StrategyLoader.ts"
+import { generatedTape, isFailure, type JobResult, lineOf, runJob } from "../../sim/Sweep/Job.ts"
+import { decodeSpec, expandJobs, grid, jobCount, type SweepSpec } from "../../sim/Sweep/Spec.ts"
+import { rank, resolveSpec, runSweep } from "../../sim/Sweep/Sweep.ts"
+import { makePool } from "../../sim/Sweep/Workers.ts"
+
+const ROOT = resolve(import.meta.dirname, "..", "..")
+const BRACKET = join(ROOT, "sim/examples/bracket-maker.ts")
+const MOMENTUM = join(ROOT, "sim/examples/momentum-trailing.ts")
+const CRASHY = join(ROOT, "fixtures/strategies/crashy.ts")
+const dirs: Array<string> = []
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "crossbook-sweep-"))
+  dirs.push(dir)
+  return dir
+}
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+
+const resolveOptions = {
+  declaredParams: (strategy: string) => loadStrategyModule(strategy).then(declaredParams),
+  historyTape: () => Effect.fail(new Error("no history host in this test"))
+}
+
+describe("the sweep's SPEC", () => {
+  it("names every problem with its path", () => {
+    const left = (json: unknown) => {
+      const decoded = decodeSpec(json)
+      expect(decoded._tag).toBe("Left")
+      return decoded._tag === "Left" ? decoded.left : ""
+    }
+    expect(left({ strategy: "s.ts" })).toMatch(/seeds/)
+    expect(left({ strategy: "s.ts", seeds: [] })).toMatch(/seeds/)
+    expect(left({ strategy: "s.ts", seeds: [1], params: { trail: [] } })).toMatch(/params\.trail/)
+    expect(left({ strategy: "s.ts", seeds: [1.5] })).toMatch(/seeds\.0/)
+    expect(left({ strategy: "s.ts", seeds: [1], metric: "luck" })).toMatch(/metric/)
+    expect(left({ strategy: "s.ts", seeds: [1], sedes: [2] })).toMatch(/sedes/)
+  })
+
+  it("makes every combination once, in a fixed order with stable ids", () => {
+    const spec = decodeSpec({
+      strategy: "s.ts",
+      params: { b: [1, 2, 3], a: ["x", "y"] },
+      tapes: ["one.tape", "two.tape"],
+      seeds: [7, 8]
+    })
+    if (spec._tag === "Left") throw new Error(spec.left)
+    const jobs = expandJobs(spec.right, "/s.ts", [
+      { path: "/one.tape", label: "one.tape" },
+      { path: "/two.tape", label: "two.tape" }
+    ])
+    expect(jobs.length).toBe(jobCount(spec.right))
+    expect(jobs.length).toBe(2 * 3 * 2 * 2)
+    const keys = jobs.map((j) => JSON.stringify([j.tape, j.params, j.seed]))
+    expect(new Set(keys).size).toBe(jobs.length)
+    expect(jobs[0]).toMatchObject({ id: "job-0001", params: { a: "x", b: 1 }, seed: 7 })
+    expect(jobs[1]).toMatchObject({ id: "job-0002", params: { a: "x", b: 1 }, seed: 8 })
+    expect(jobs[2]!.params).toEqual({ a: "x", b: 2 })
+    expect(expandJobs(spec.right, "/s.ts", undefined)[0]!.tape).toEqual({
+      kind: "generated",
+      markets: 2,
+      durationS: 1800
+    })
+  })
+
+  it("grid: the product of the value lists, every name set in each combination", () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 3 }),
+          fc.array(fc.integer(), { minLength: 1, maxLength: 3 }),
+          { maxKeys: 4 }
+        ),
+        (params) => {
+          const combos = grid(params)
+          expect(combos.length).toBe(Object.values(params).reduce((n, v) => n * v.length, 1))
+          for (const c of combos) expect(Object.keys(c).sort()).toEqual(Object.keys(params).sort())
+        }
+      )
+    )
+  })
+
+  it("refuses a parameter the strategy does not declare, naming the ones it has", async () => {
+    const dir = tempDir()
+    const file = join(dir, "spec.json")
+    const text = JSON.stringify({ strategy: BRACKET, params: { take_tick: [1] }, seeds: [1] })
+    const result = await Effect.runPromise(Effect.either(resolveSpec(file, text, dir, resolveOptions)))
+    expect(result._tag).toBe("Left")
+    if (result._tag === "Left") {
+      expect(result.left.message).toContain("no parameter take_tick")
+      expect(result.left.message).toContain("take_ticks")
+    }
+  })
+})
+
+describe("ranking", () => {
+  it("puts the best first by the metric's direction, every run once", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: 1, maxLength: 20 }), (values) => {
+        const results = values.map(
+          (v, i) =>
+            ({
+              job: `job-${String(i).padStart(4, "0")}`,
+              metrics: { net: (v / 100).toFixed(2), max_drawdown: (Math.abs(v) / 100).toFixed(2) }
+            }) as unknown as JobResult
+        )
+        const byNet = rank(results, "net").map((r) => Number(r.metrics.net))
+        const byDrawdown = rank(results, "max_drawdown").map((r) => Number(r.metrics.max_drawdown))
+        expect(byNet).toEqual([...byNet].sort((a, b) => b - a))
+        expect(byDrawdown).toEqual([...byDrawdown].sort((a, b) => a - b))
+        expect(rank(results, "net").length).toBe(results.length)
+      })
+    )
+  })
+})
+
+describe("jobs on worker threads", () => {
+  const spec = (strategy: string, params: Record<string, ReadonlyArray<unknown>>, seeds: Array<number>) =>
+    ({ strategy, params, seeds, metric: "net", generate: { markets: 2, duration_s: 240 } }) as unknown as SweepSpec
+
+  it("answer each job's line byte for byte as the same backtest run alone", async () => {
+    const jobs = [
+      ...expandJobs(spec(BRACKET, { take_ticks: [1, 3] }, [5, 6]), BRACKET, undefined),
+      ...expandJobs(spec(MOMENTUM, { trail: ["0.02"] }, [5]), MOMENTUM, undefined)
+    ].map((j, i) => ({ ...j, id: `job-${i + 1}` }))
+    for (const job of jobs) expect(job.tape).toEqual({ kind: "generated", markets: 2, durationS: 240 })
+    const pooled = await Effect.runPromise(
+      Effect.scoped(Effect.flatMap(makePool(2), (pool) => Effect.forEach(jobs, pool.run, { concurrency: 2 })))
+    )
+    for (const [i, job] of jobs.entries()) {
+      const alone = await Effect.runPromise(runJob(job))
+      expect(isFailure(alone)).toBe(false)
+      expect(lineOf(pooled[i]!)).toBe(lineOf(alone))
+      // …and the same as `backtest` itself over the same tape, seed and parameters.
+      const module = (await loadStrategyModule(job.strategy)) as { default: StrategyExport }
+      const report = await Effect.runPromise(
+        backtest({
+          tape: generatedTape(job.seed, 2, 240),
+          strategy: strategyOf(module.default, job.params),
+          seed: job.seed
+        })
+      )
+      expect((pooled[i] as JobResult).events_sha256).toBe(report.events_sha256)
+      expect((pooled[i] as JobResult).metrics.final_equity).toBe(report.final_equity)
+    }
+    // The parameter reached the strategy: different take-profits make different runs.
+    expect((pooled[0] as JobResult).events_sha256).not.toBe((pooled[2] as JobResult).events_sha256)
+  }, 120_000)
+
+  it("a job whose thread dies fails alone; the sweep goes on and writes every line", async () => {
+    const out = tempDir()
+    const jobs = expandJobs(spec(CRASHY, { crash: [false, true] }, [1, 2]), CRASHY, undefined)
+    const summary = await Effect.runPromise(
+      Effect.scoped(
+        Effect.flatMap(makePool(2), (pool) =>
+          runSweep({
+            resolved: { spec: spec(CRASHY, { crash: [false, true] }, [1, 2]), jobs },
+            out,
+            execute: pool.run,
+            concurrency: 2
+          })
+        )
+      )
+    )
+    expect(summary).toMatchObject({ jobs: 4, failed: 2 })
+    const lines = readFileSync(join(out, "sweep.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+    expect(lines.map((l) => l.job)).toEqual(jobs.map((j) => j.id))
+    for (const line of lines) {
+      if (line.params.crash) expect(line.error).toMatch(/stopped \(exit code 3\)/)
+      else expect(line.metrics.orders).toBe(1)
+    }
+  }, 120_000)
+})
+
+describe("crossbook sweep", () => {
+  it("runs a SPEC through the command: progress on stderr, the lines, the page and the best runs", async () => {
+    const dir = tempDir()
+    const out = join(dir, "out")
+    const specFile = join(dir, "spec.json")
+    writeFileSync(
+      specFile,
+      JSON.stringify({
+        strategy: BRACKET,
+        params: { stop_ticks: [3, 6] },
+        seeds: [1, 2],
+        generate: { markets: 1, duration_s: 180 },
+        metric: "max_drawdown"
+      })
+    )
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ["bin/run-ts.js", "sim/main.ts", "sweep", "--out", out, "--workers", "2", "--json", specFile],
+      { cwd: ROOT, timeout: 120_000 }
+    )
+    expect(stderr).toContain("sweep: 4 jobs on 2 worker threads")
+    expect(stderr).toContain("sweep: 4/4 jobs (100%)")
+    const summary = JSON.parse(stdout)
+    expect(summary).toMatchObject({ jobs: 4, failed: 0, metric: "max_drawdown" })
+    const lines = readFileSync(join(out, "sweep.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+    expect(lines).toHaveLength(4)
+    const drawdowns = summary.best.map((r: JobResult) => Number(r.metrics.max_drawdown))
+    expect(drawdowns).toEqual([...drawdowns].sort((a: number, b: number) => a - b))
+    expect(Math.min(...lines.map((l) => Number(l.metrics.max_drawdown)))).toBe(drawdowns[0])
+    const html = readFileSync(join(out, "sweep.html"), "utf8")
+    expect(html).not.toMatch(/(src|href)=["']?https?:/)
+    for (const line of lines) expect(html).toContain(`data-job="${line.job}"`)
+  }, 150_000)
+})
