@@ -3,6 +3,7 @@ import { Args, Command, Options } from "@effect/cli"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -257,16 +258,25 @@ export const sweepCommand = Command.make(
       }).pipe(Effect.mapError((e) => new SimError({ message: e.message })))
       const size = Math.min(workers, resolved.jobs.length)
       process.stderr.write(`sweep: ${resolved.jobs.length} jobs on ${size} worker threads\n`)
+      const { clusterExecutor, localCluster, localStorageFile, sweepId } = yield* load(
+        () => import("./Sweep/Cluster.ts")
+      )
+      mkdirSync(o.out, { recursive: true })
+      // A cluster of one runner in this process: each job a persisted message, its reply stored beside the results.
       const summary = yield* Effect.scoped(
-        Effect.flatMap(makePool(size), (pool) =>
-          runSweep({
+        Effect.gen(function* () {
+          const pool = yield* makePool(size)
+          const cluster = yield* Layer.build(localCluster(localStorageFile(o.out), pool))
+          const execute = yield* clusterExecutor(sweepId(resolved.jobs)).pipe(Effect.provide(cluster))
+          return yield* runSweep({
             resolved,
             out: o.out,
-            execute: pool.run,
-            concurrency: size,
+            execute,
+            // Enough jobs in flight to keep every thread busy; the rest wait their turn here.
+            concurrency: size * 2,
             progress: (line) => process.stderr.write(line + "\n")
           })
-        )
+        })
       )
       if (o.json) return yield* Console.log(JSON.stringify({ ...summary, out: o.out }))
       yield* Console.log(

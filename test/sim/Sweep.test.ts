@@ -1,8 +1,9 @@
 /** Sweeps: the SPEC, its jobs, the worker threads (each job's line equal to the same backtest run alone), the command. */
 import { Effect } from "effect"
 import * as fc from "fast-check"
-import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import Database from "better-sqlite3"
+import { execFile, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
@@ -14,6 +15,7 @@ import { generatedTape, isFailure, type JobResult, lineOf, runJob } from "../../
 import { decodeSpec, expandJobs, grid, jobCount, type SweepSpec } from "../../sim/Sweep/Spec.ts"
 import { rank, resolveSpec, runSweep } from "../../sim/Sweep/Sweep.ts"
 import { makePool } from "../../sim/Sweep/Workers.ts"
+import { localStorageFile } from "../../sim/Sweep/Cluster.ts"
 
 const ROOT = resolve(import.meta.dirname, "..", "..")
 const BRACKET = join(ROOT, "sim/examples/bracket-maker.ts")
@@ -26,6 +28,17 @@ const tempDir = () => {
   return dir
 }
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+
+/** How many job messages and replies the local cluster stored in a sweep's folder. */
+const storedMessages = (out: string) => {
+  const db = new Database(localStorageFile(out), { readonly: true })
+  try {
+    const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+    return { messages: count("cluster_messages"), replies: count("cluster_replies") }
+  } finally {
+    db.close()
+  }
+}
 
 const resolveOptions = {
   declaredParams: (strategy: string) => loadStrategyModule(strategy).then(declaredParams),
@@ -220,5 +233,50 @@ describe("crossbook sweep", () => {
     const html = readFileSync(join(out, "sweep.html"), "utf8")
     expect(html).not.toMatch(/(src|href)=["']?https?:/)
     for (const line of lines) expect(html).toContain(`data-job="${line.job}"`)
+    // Each job was one message to the cluster, its reply stored; the same SPEC again is answered from storage.
+    expect(storedMessages(out)).toEqual({ messages: 4, replies: 4 })
+    const first = readFileSync(join(out, "sweep.jsonl"), "utf8")
+    await promisify(execFile)(process.execPath, ["bin/run-ts.js", "sim/main.ts", "sweep", "--out", out, specFile], {
+      cwd: ROOT,
+      timeout: 120_000
+    })
+    expect(readFileSync(join(out, "sweep.jsonl"), "utf8")).toBe(first)
+    expect(storedMessages(out)).toEqual({ messages: 4, replies: 4 })
   }, 150_000)
+
+  it("a sweep killed mid-way, run again, runs only what was not done and counts every job once", async () => {
+    const dir = tempDir()
+    const out = join(dir, "out")
+    const specFile = join(dir, "spec.json")
+    writeFileSync(
+      specFile,
+      JSON.stringify({
+        strategy: MOMENTUM,
+        params: { trail: ["0.02", "0.03", "0.04"] },
+        seeds: [1, 2],
+        generate: { markets: 1, duration_s: 240 }
+      })
+    )
+    const args = ["bin/run-ts.js", "sim/main.ts", "sweep", "--out", out, "--workers", "2", specFile]
+    // Killed (no chance to clean up) once at least one job's reply is stored and before the last.
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    await new Promise<void>((done) => {
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString()
+        if (/sweep: [1-4]\/6 jobs/.test(stderr) && child.exitCode === null) child.kill("SIGKILL")
+      })
+      child.on("exit", () => done())
+    })
+    expect(existsSync(join(out, "sweep.jsonl"))).toBe(false)
+    const before = storedMessages(out)
+    expect(before.replies).toBeGreaterThanOrEqual(1)
+    expect(before.replies).toBeLessThan(6)
+    await promisify(execFile)(process.execPath, args, { cwd: ROOT, timeout: 120_000 })
+    expect(storedMessages(out)).toEqual({ messages: 6, replies: 6 })
+    const lines = readFileSync(join(out, "sweep.jsonl"), "utf8").trim().split("\n")
+    expect(lines).toHaveLength(6)
+    const { jobs } = await Effect.runPromise(resolveSpec(specFile, readFileSync(specFile, "utf8"), out, resolveOptions))
+    for (const [i, job] of jobs.entries()) expect(lines[i]).toBe(lineOf(await Effect.runPromise(runJob(job))))
+  }, 200_000)
 })

@@ -1,0 +1,91 @@
+/**
+ * Sweep jobs as an `@effect/cluster` entity. Each job is one persisted message to the `SweepJob` entity whose id is
+ * the sweep's and the job's: the cluster stores the request and its reply, so a job whose reply is stored is answered
+ * from storage and never run (or counted) twice, and a job a runner took but did not finish is delivered again.
+ *
+ * `crossbook sweep` runs by default on a cluster of one runner in this process (`SingleRunner`), its storage a
+ * SQLite file in the output folder: running the same SPEC into the same folder again answers the finished jobs from
+ * it and runs only the rest. The entity's handler hands each job to the runner's worker threads.
+ */
+import { ClusterSchema, Entity, SingleRunner } from "@effect/cluster"
+import { Rpc } from "@effect/rpc"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
+import { join } from "node:path"
+import type { JobOutcome } from "./Job.ts"
+import type { Job } from "./Spec.ts"
+import type { Executor } from "./Sweep.ts"
+import type { Pool } from "./Workers.ts"
+
+/** A job as the cluster stores it: plain JSON. */
+const JobMessage = Schema.Struct({
+  id: Schema.String,
+  strategy: Schema.String,
+  params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  tape: Schema.Unknown,
+  seed: Schema.Int
+})
+
+/** The job entity: `Run` answers the job's line (the outcome as JSON text), stored as the message's reply. */
+export const SweepJob = Entity.make("SweepJob", [
+  Rpc.make("Run", {
+    payload: { sweep: Schema.String, job: JobMessage },
+    success: Schema.String,
+    error: Schema.String,
+    primaryKey: ({ job, sweep }) => `${sweep}/${job.id}`
+  })
+]).annotateRpcs(ClusterSchema.Persisted, true)
+
+/** The worker threads of this runner, which the entity's handler runs jobs on. */
+export class RunnerPool extends Context.Tag("crossbook/sweep/RunnerPool")<RunnerPool, Pool>() {}
+
+/** The entity's handler: each job on the runner's pool, as many at once as the pool has threads. */
+export const SweepJobLive = SweepJob.toLayer(
+  Effect.gen(function* () {
+    const pool = yield* RunnerPool
+    return {
+      Run: (envelope) =>
+        pool.run(envelope.payload.job as unknown as Job).pipe(
+          Effect.map((outcome) => JSON.stringify(outcome)),
+          Effect.mapError((error) => error.message)
+        )
+    }
+  }),
+  { concurrency: 1, maxIdleTime: "10 seconds" }
+)
+
+/**
+ * A sweep's id: the hash of its jobs. The same SPEC over the same tapes makes the same id (so its stored replies are
+ * found again); any change of a job makes another.
+ */
+export const sweepId = (jobs: ReadonlyArray<Job>): string =>
+  createHash("sha256").update(JSON.stringify(jobs)).digest("hex").slice(0, 16)
+
+/** The executor that sends each job to the `SweepJob` entity `<sweep>/<job>` and waits for its reply. */
+export const clusterExecutor = (sweep: string) =>
+  Effect.map(
+    SweepJob.client,
+    (client): Executor =>
+      (job) =>
+        client(`${sweep}-${job.id}`)
+          .Run({ sweep, job: job as unknown as typeof JobMessage.Type })
+          .pipe(
+            Effect.map((line) => JSON.parse(line) as JobOutcome),
+            Effect.mapError((error) => new Error(typeof error === "string" ? error : String(error)))
+          )
+  )
+
+/** The storage file of a local sweep, in its output folder. */
+export const localStorageFile = (out: string) => join(out, "sweep-cluster.db")
+
+/** A cluster of one runner in this process, its messages and replies in SQLite at `file`, running jobs on `pool`. */
+export const localCluster = (file: string, pool: Pool) =>
+  SweepJobLive.pipe(
+    Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory" })),
+    Layer.provide(SqliteClient.layer({ filename: file })),
+    Layer.provide(Layer.succeed(RunnerPool, pool))
+  )
