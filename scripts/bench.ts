@@ -13,6 +13,7 @@ import { matchingFigures } from "./bench/matching.ts"
 import { parentFigures } from "./bench/parents.ts"
 import { serverFigures } from "./bench/server.ts"
 import { startupFigures } from "./bench/startup.ts"
+import { sweepFigures } from "./bench/sweep.ts"
 import * as F from "../src/Domain/Fixed.ts"
 import type { MarketView, ParentSpec } from "../src/Engine/Core.ts"
 import { stopMarket, validateStopMarket } from "../src/Engine/Stop.ts"
@@ -172,6 +173,10 @@ for (const f of await startupFigures()) report(f)
 // 6b. The data host's history reads over a store on disk.
 progress("history")
 for (const f of historyFigures()) report(f)
+
+// 6c. Sweeps: jobs per second on one worker thread and on one per core; the cluster's bookkeeping per job.
+progress("sweeps")
+for (const f of await sweepFigures()) report(f)
 
 // 7. The server under load against a bare node:http server.
 progress("server under autocannon")

@@ -1,0 +1,133 @@
+/**
+ * Sweeps: jobs per second on one worker thread (the baseline) and on one per core, and what the cluster's bookkeeping
+ * costs per job (each job a persisted message and reply in SQLite) against handing the same jobs to the pool directly.
+ * Alone: `node bin/run-ts.js scripts/bench/sweep.ts`.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { mkdtempSync, rmSync } from "node:fs"
+import { availableParallelism, tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { performance } from "node:perf_hooks"
+import { Worker } from "node:worker_threads"
+import { clusterExecutor, localCluster, sweepId } from "../../sim/Sweep/Cluster.ts"
+import type { JobOutcome } from "../../sim/Sweep/Job.ts"
+import { expandJobs, type SweepSpec } from "../../sim/Sweep/Spec.ts"
+import type { Executor } from "../../sim/Sweep/Sweep.ts"
+import { makePool, type Pool } from "../../sim/Sweep/Workers.ts"
+import { type Figure, ratio } from "./common.ts"
+
+const STRATEGY = resolve(import.meta.dirname, "../../sim/examples/momentum-trailing.ts")
+
+/** `count` small jobs: the momentum example over generated 10-minute tapes of two markets. */
+const jobs = (count: number) =>
+  expandJobs(
+    {
+      strategy: STRATEGY,
+      params: { trail: ["0.02", "0.03", "0.04", "0.05"] },
+      seeds: Array.from({ length: Math.ceil(count / 4) }, (_, i) => i + 1),
+      metric: "net",
+      generate: { markets: 2, duration_s: 600 }
+    } as unknown as SweepSpec,
+    STRATEGY,
+    undefined
+  ).slice(0, count)
+
+/** Seconds to run the jobs through `execute`, `inFlight` at a time. */
+const run = (execute: Executor, list: ReturnType<typeof jobs>, inFlight: number, check = true) =>
+  Effect.gen(function* () {
+    const start = performance.now()
+    const outcomes = yield* Effect.forEach(list, execute, { concurrency: inFlight })
+    if (check && outcomes.some((o) => "error" in o)) throw new Error("a bench job failed")
+    return (performance.now() - start) / 1000
+  })
+
+/** Jobs per second on a pool of `size` threads (started, and warmed by one job each, before the clock starts). */
+const throughput = (size: number, list: ReturnType<typeof jobs>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const pool = yield* makePool(size)
+      yield* Effect.forEach(list.slice(0, size), pool.run, { concurrency: size })
+      return list.length / (yield* run(pool.run, list, size))
+    })
+  )
+
+/** Milliseconds per job of the cluster's bookkeeping: trivial jobs through the local cluster, against calling them directly. */
+const bookkeeping = (count: number) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const dir = mkdtempSync(join(tmpdir(), "crossbook-bench-sweep-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const answer = (id: string): JobOutcome => ({ job: id, params: {}, seed: 1, tape: "none", error: "trivial" })
+      const trivial: Pool = { size: 1, run: (job) => Effect.succeed(answer(job.id)) }
+      const list = jobs(count).map((j, i) => ({ ...j, id: `job-${i}` }))
+      const direct = yield* run(trivial.run, list, 32, false)
+      const cluster = yield* Layer.build(localCluster(join(dir, "cluster.db"), trivial))
+      const execute = yield* clusterExecutor(sweepId(list)).pipe(Effect.provide(cluster))
+      yield* run(
+        execute,
+        list.slice(0, 20).map((j) => ({ ...j, id: `warm-${j.id}` })),
+        32,
+        false
+      )
+      const clustered = yield* run(execute, list, 32, false)
+      return { perJob: (clustered * 1000) / count, direct: (direct * 1000) / count }
+    })
+  )
+
+/**
+ * What the machine itself gives: an allocating loop (as a backtest allocates) on one thread against one per core, in
+ * work per second. V8 collects garbage on helper threads, which a lone worker gets from the idle cores for free.
+ */
+const machineScaling = async (threads: number): Promise<number> => {
+  const code = `const { parentPort } = require("node:worker_threads")
+parentPort.on("message", (n) => { let a = []; let s = 0
+  for (let i = 0; i < n; i++) { a.push({ i, s: String(i) }); if (a.length > 1000) a = []; s += i % 7 }
+  parentPort.postMessage(s) })`
+  const once = async (k: number) => {
+    const workers = Array.from({ length: k }, () => new Worker(code, { eval: true }))
+    const start = performance.now()
+    await Promise.all(workers.map((w) => new Promise((done) => (w.once("message", done), w.postMessage(2e7)))))
+    const seconds = (performance.now() - start) / 1000
+    await Promise.all(workers.map((w) => w.terminate()))
+    return k / seconds
+  }
+  await once(1)
+  const one = Math.max(await once(1), await once(1))
+  const all = Math.max(await once(threads), await once(threads))
+  return all / one
+}
+
+export const sweepFigures = async (): Promise<Array<Figure>> => {
+  const cores = availableParallelism()
+  const list = jobs(Math.max(8, cores * 6))
+  const one = await Effect.runPromise(throughput(1, list))
+  const all = await Effect.runPromise(throughput(cores, list))
+  const cost = await Effect.runPromise(bookkeeping(400))
+  const machine = await machineScaling(cores)
+  return [
+    {
+      name: "sweep.jobs_per_s",
+      value: Number(all.toFixed(3)),
+      unit: "jobs/s",
+      baseline: Number(one.toFixed(3)),
+      ratio: ratio(all, one),
+      target: `ratio ≥ ${(0.8 * cores).toFixed(1)} (0.8 × ${cores} cores)`,
+      workers: cores,
+      jobs: list.length,
+      machine_alloc_scaling: Number(machine.toFixed(3))
+    },
+    {
+      name: "sweep.cluster_ms_per_job",
+      value: Number(cost.perJob.toFixed(3)),
+      unit: "ms",
+      baseline: Number(cost.direct.toFixed(4)),
+      ratio: ratio(cost.perJob, Math.max(cost.direct, 1e-6)),
+      note: "trivial jobs through the in-process cluster (persisted message + reply in SQLite) vs called directly"
+    }
+  ]
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  for (const f of await sweepFigures()) console.log(JSON.stringify(f))
+}
