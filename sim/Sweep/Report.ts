@@ -45,17 +45,18 @@ table.tHead.addEventListener("click", (e) => {
 const chosen = new Set(data.best);
 const colors = ["#2f6fdf", "#1f9d55", "#d64545", "#b7791f", "#805ad5", "#319795", "#dd6b20", "#4a5568"];
 let plot = null;
+const elapsed = (ms) => ms < 600000 ? (ms / 1000).toFixed(0) + " s" : (ms / 60000).toFixed(ms < 6000000 ? 1 : 0) + " min";
 const draw = () => {
   const runs = data.runs.filter((r) => chosen.has(r.job));
   const times = [...new Set(runs.flatMap((r) => r.equity.map((p) => p[0])))].sort((a, b) => a - b);
   const at = new Map(times.map((t, i) => [t, i]));
   const series = runs.map((r) => { const s = times.map(() => null); for (const [t, v] of r.equity) s[at.get(t)] = v; return s; });
   const opts = {
-    title: "Equity of the chosen runs", width: Math.min(document.body.clientWidth, 1100), height: 300,
+    title: "Equity of the chosen runs (time since each tape's start)", width: Math.min(document.body.clientWidth, 1100), height: 300,
     scales: { x: { time: false } }, cursor: { drag: { x: true, y: false } },
-    series: [{ label: "s", value: (u, v) => v == null ? "–" : (v / 1000).toFixed(0) + " s" },
+    series: [{ label: "since start", value: (u, v) => v == null ? "–" : elapsed(v) },
       ...runs.map((r, i) => ({ label: r.job, stroke: colors[i % colors.length], width: 1.5, spanGaps: true }))],
-    axes: [{ values: (u, vs) => vs.map((v) => (v / 1000).toFixed(0) + " s") }, { size: 70 }]
+    axes: [{ values: (u, vs) => vs.map(elapsed) }, { size: 90 }]
   };
   if (plot) plot.destroy();
   plot = new uPlot(opts, [times, ...series], document.getElementById("equity"));
@@ -119,7 +120,11 @@ export const renderSweep = (sweep: {
   const failed = outcomes.filter(isFailure).length
   const data = {
     best: ranked.slice(0, 5).map((r) => r.job),
-    runs: ranked.map((r) => ({ job: r.job, equity: r.equity.map(([t, v]) => [t, Number(v)]) }))
+    // Each curve from its own tape's start, so runs over different tapes share one time axis.
+    runs: ranked.map((r) => ({
+      job: r.job,
+      equity: r.equity.map(([t, v]) => [t - (r.equity[0]?.[0] ?? 0), Number(v)])
+    }))
   }
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sweep: ${escape(spec.strategy)}</title>
