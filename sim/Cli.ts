@@ -233,6 +233,10 @@ export const sweepCommand = Command.make(
       Options.withDescription("Worker threads running jobs (default: one per core)"),
       Options.optional
     ),
+    cluster: Options.text("cluster").pipe(
+      Options.withDescription("Run the jobs on the runners of a cluster whose storage is this Postgres URL"),
+      Options.optional
+    ),
     json: Options.boolean("json").pipe(Options.withDescription("Print the summary as one JSON document")),
     spec: Args.file({ name: "SPEC", exists: "yes" })
   },
@@ -257,26 +261,35 @@ export const sweepCommand = Command.make(
           )
       }).pipe(Effect.mapError((e) => new SimError({ message: e.message })))
       const size = Math.min(workers, resolved.jobs.length)
-      process.stderr.write(`sweep: ${resolved.jobs.length} jobs on ${size} worker threads\n`)
-      const { clusterExecutor, localCluster, localStorageFile, sweepId } = yield* load(
+      process.stderr.write(
+        Option.isSome(o.cluster)
+          ? `sweep: ${resolved.jobs.length} jobs to the cluster's runners\n`
+          : `sweep: ${resolved.jobs.length} jobs on ${size} worker threads\n`
+      )
+      const { clusterExecutor, localCluster, localStorageFile, remoteClient, sweepId } = yield* load(
         () => import("./Sweep/Cluster.ts")
       )
       mkdirSync(o.out, { recursive: true })
-      // A cluster of one runner in this process: each job a persisted message, its reply stored beside the results.
       const summary = yield* Effect.scoped(
         Effect.gen(function* () {
-          const pool = yield* makePool(size)
-          const cluster = yield* Layer.build(localCluster(localStorageFile(o.out), pool))
+          // On a cluster: the jobs go to its storage and its runners take them; nothing runs here.
+          // Otherwise a cluster of one runner in this process, its messages and replies stored beside the results.
+          const cluster = Option.isSome(o.cluster)
+            ? yield* Layer.build(remoteClient(o.cluster.value))
+            : yield* Layer.build(localCluster(localStorageFile(o.out), yield* makePool(size)))
           const execute = yield* clusterExecutor(sweepId(resolved.jobs)).pipe(Effect.provide(cluster))
           return yield* runSweep({
             resolved,
             out: o.out,
             execute,
             // Enough jobs in flight to keep every thread busy; the rest wait their turn here.
-            concurrency: size * 2,
+            concurrency: Option.isSome(o.cluster) ? resolved.jobs.length : size * 2,
             progress: (line) => process.stderr.write(line + "\n")
           })
-        })
+        }).pipe(
+          Effect.catchTag("ConfigError", (e) => new SimError({ message: `the cluster's settings: ${String(e)}` })),
+          Effect.catchTag("SqlError", (e) => new SimError({ message: `the cluster's storage: ${e.message}` }))
+        )
       )
       if (o.json) return yield* Console.log(JSON.stringify({ ...summary, out: o.out }))
       yield* Console.log(
@@ -298,3 +311,53 @@ export const sweepCommand = Command.make(
     "Run a strategy over a grid of params, tapes and seeds on every core; writes sweep.jsonl and sweep.html"
   )
 )
+
+export const runnerCommand = Command.make(
+  "runner",
+  {
+    storage: Options.text("storage").pipe(Options.withDescription("The cluster's Postgres URL (postgres://…)")),
+    host: Options.text("host").pipe(
+      Options.withDescription("The address other runners reach this one at"),
+      Options.withDefault("127.0.0.1")
+    ),
+    port: Options.integer("port").pipe(
+      Options.withDescription("The port this runner listens on for the others"),
+      Options.withDefault(34431)
+    ),
+    workers: Options.integer("workers").pipe(
+      Options.withDescription("Worker threads running jobs (default: one per core)"),
+      Options.optional
+    )
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const { makePool, defaultWorkers } = yield* load(() => import("./Sweep/Workers.ts"))
+      const { remoteRunner } = yield* load(() => import("./Sweep/Cluster.ts"))
+      const workers = Option.getOrElse(o.workers, defaultWorkers)
+      if (!Number.isSafeInteger(workers) || workers < 1 || workers > 256)
+        return yield* new SimError({ message: `--workers must be a whole number from 1 to 256, not ${workers}` })
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const pool = yield* makePool(workers)
+          const logged = {
+            ...pool,
+            run: (job: Parameters<typeof pool.run>[0]) =>
+              Effect.sync(() => process.stderr.write(`runner: ${job.id} started\n`)).pipe(
+                Effect.zipRight(pool.run(job)),
+                Effect.tap(() => Effect.sync(() => process.stderr.write(`runner: ${job.id} done\n`)))
+              )
+          }
+          yield* Layer.build(remoteRunner({ url: o.storage, host: o.host, port: o.port, pool: logged }))
+          process.stderr.write(`runner: listening at ${o.host}:${o.port} with ${workers} worker threads\n`)
+          return yield* Effect.never
+        })
+      ).pipe(
+        Effect.catchTag("ConfigError", (e) => new SimError({ message: `the cluster's settings: ${String(e)}` })),
+        Effect.catchTag("SqlError", (e) => new SimError({ message: `the cluster's storage: ${e.message}` })),
+        Effect.catchTag(
+          "SocketServerError",
+          (e) => new SimError({ message: `cannot listen at ${o.host}:${o.port} (${String(e.reason)})` })
+        )
+      )
+    })
+).pipe(Command.withDescription("Join a sweep cluster through its Postgres storage and run its jobs until stopped"))

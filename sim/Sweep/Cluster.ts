@@ -7,12 +7,16 @@
  * SQLite file in the output folder: running the same SPEC into the same folder again answers the finished jobs from
  * it and runs only the rest. The entity's handler hands each job to the runner's worker threads.
  */
-import { ClusterSchema, Entity, SingleRunner } from "@effect/cluster"
+import { ClusterSchema, Entity, RunnerAddress, SingleRunner } from "@effect/cluster"
+import { NodeClusterSocket } from "@effect/platform-node"
 import { Rpc } from "@effect/rpc"
+import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import { join } from "node:path"
@@ -89,3 +93,44 @@ export const localCluster = (file: string, pool: Pool) =>
     Layer.provide(SqliteClient.layer({ filename: file })),
     Layer.provide(Layer.succeed(RunnerPool, pool))
   )
+
+/** How long a runner's hold on its shards lasts without renewal: a killed runner's jobs move on after about this. */
+const SHARD_LOCK = { shardLockExpiration: "15 seconds", shardLockRefreshInterval: "4 seconds" } as const
+
+/** The cluster's storage on a Postgres server (messages, replies, runners and shard locks all live there). */
+const postgres = (url: string) => PgClient.layer({ url: Redacted.make(url), maxConnections: 4 })
+
+/**
+ * A runner of a cluster on Postgres, listening at `host:port` for the other runners: it takes shards of the `SweepJob`
+ * entity and runs their jobs on `pool`. Runners can join and leave at any time; a runner that stops without leaving
+ * (killed) loses its shards when its lock expires, and the messages it had taken but not answered go to another.
+ */
+export const remoteRunner = (options: {
+  readonly url: string
+  readonly host: string
+  readonly port: number
+  readonly pool: Pool
+}) =>
+  SweepJobLive.pipe(
+    Layer.provideMerge(
+      NodeClusterSocket.layer({
+        storage: "sql",
+        shardingConfig: {
+          ...SHARD_LOCK,
+          runnerAddress: Option.some(RunnerAddress.make(options.host, options.port)),
+          // Advisory locks belong to a Postgres session: a pooled client holds shard locks in a table instead.
+          shardLockDisableAdvisory: true
+        }
+      })
+    ),
+    Layer.provide(postgres(options.url)),
+    Layer.provide(Layer.succeed(RunnerPool, options.pool))
+  )
+
+/** A client of a cluster on Postgres that only sends jobs (runs none itself). */
+export const remoteClient = (url: string) =>
+  NodeClusterSocket.layer({
+    clientOnly: true,
+    storage: "sql",
+    shardingConfig: { ...SHARD_LOCK, shardLockDisableAdvisory: true }
+  }).pipe(Layer.provide(postgres(url)))
