@@ -3,12 +3,17 @@ import { Effect } from "effect"
 import * as fc from "fast-check"
 import Database from "better-sqlite3"
 import { execFile, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
 import { backtest } from "../../sim/Backtest.ts"
+import { generateTape } from "../../sim/Generator.ts"
+import { importTape } from "../../sim/History.ts"
+import { formatTape, parseTape } from "../../sim/Tape.ts"
+import { DataStore } from "../../src/Data/Store.ts"
+import { keyOn, startHost } from "../Data/Support.ts"
 import { declaredParams, strategyOf, type StrategyExport } from "../../sim/Strategy.ts"
 import { loadStrategyModule } from "../../sim/StrategyLoader.ts"
 import { generatedTape, isFailure, type JobResult, lineOf, runJob } from "../../sim/Sweep/Job.ts"
@@ -279,4 +284,57 @@ describe("crossbook sweep", () => {
     const { jobs } = await Effect.runPromise(resolveSpec(specFile, readFileSync(specFile, "utf8"), out, resolveOptions))
     for (const [i, job] of jobs.entries()) expect(lines[i]).toBe(lineOf(await Effect.runPromise(runJob(job))))
   }, 200_000)
+
+  it("reads a {market_id, from, to} tape once through the history client and runs every job over it", async () => {
+    const dir = tempDir()
+    const store = new DataStore(join(dir, "data.db"))
+    const generated = generateTape({ seed: 11, markets: 1, durationS: 300 })
+    importTape(store, formatTape(generated.header, generated.events))
+    const host = await startHost(store)
+    try {
+      const market = generated.header.markets[0]!.id
+      const from = generated.events[0]!.ts
+      const to = generated.events[generated.events.length - 1]!.ts
+      const specFile = join(dir, "spec.json")
+      writeFileSync(
+        specFile,
+        JSON.stringify({
+          strategy: BRACKET,
+          params: { take_ticks: [1, 2] },
+          seeds: [3],
+          tapes: [{ market_id: market, from, to }]
+        })
+      )
+      const out = join(dir, "out")
+      await promisify(execFile)(process.execPath, ["bin/run-ts.js", "sim/main.ts", "sweep", "--out", out, specFile], {
+        cwd: ROOT,
+        timeout: 120_000,
+        env: {
+          ...process.env,
+          CROSSBOOK_HOME: join(dir, "home"),
+          SERVICE_DATA_URL: host.url,
+          SERVICE_API_KEY: keyOn(store)
+        }
+      })
+      const tapes = readdirSync(join(out, "tapes"))
+      expect(tapes).toHaveLength(1)
+      const tape = readFileSync(join(out, "tapes", tapes[0]!), "utf8")
+      expect(parseTape(tape).events.length).toBeGreaterThan(100)
+      const lines = readFileSync(join(out, "sweep.jsonl"), "utf8").trim().split("\n")
+      expect(lines).toHaveLength(2)
+      for (const [i, take] of [1, 2].entries()) {
+        const job = {
+          id: `job-000${i + 1}`,
+          strategy: BRACKET,
+          params: { take_ticks: take },
+          seed: 3,
+          tape: { kind: "file" as const, path: join(out, "tapes", tapes[0]!), label: `${market} ${from}..${to}` }
+        }
+        expect(lines[i]).toBe(lineOf(await Effect.runPromise(runJob(job))))
+        expect(JSON.parse(lines[i]!).tape).toBe(`${market} ${from}..${to}`)
+      }
+    } finally {
+      await host.close()
+    }
+  }, 150_000)
 })
