@@ -19,6 +19,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { JobOutcome } from "./Job.ts"
 import type { Job } from "./Spec.ts"
@@ -47,7 +48,7 @@ export const SweepJob = Entity.make("SweepJob", [
 /** The worker threads of this runner, which the entity's handler runs jobs on. */
 export class RunnerPool extends Context.Tag("crossbook/sweep/RunnerPool")<RunnerPool, Pool>() {}
 
-/** The entity's handler: each job on the runner's pool, as many at once as the pool has threads. */
+/** The entity's handler: one job per entity, run on the runner's pool (as many at once as it has threads). */
 export const SweepJobLive = SweepJob.toLayer(
   Effect.gen(function* () {
     const pool = yield* RunnerPool
@@ -63,11 +64,23 @@ export const SweepJobLive = SweepJob.toLayer(
 )
 
 /**
- * A sweep's id: the hash of its jobs. The same SPEC over the same tapes makes the same id (so its stored replies are
- * found again); any change of a job makes another.
+ * A sweep's id: the hash of its jobs and of the files they read (the strategy modules and tape files, by content). The
+ * same SPEC over the same files makes the same id, so its stored replies are found again; an edited strategy or tape,
+ * or any change of a job, makes another sweep.
  */
-export const sweepId = (jobs: ReadonlyArray<Job>): string =>
-  createHash("sha256").update(JSON.stringify(jobs)).digest("hex").slice(0, 16)
+export const sweepId = (jobs: ReadonlyArray<Job>): string => {
+  const hash = createHash("sha256").update(JSON.stringify(jobs))
+  const files = new Set(jobs.flatMap((j) => (j.tape.kind === "file" ? [j.strategy, j.tape.path] : [j.strategy])))
+  for (const file of [...files].sort()) {
+    hash.update(`\0${file}\0`)
+    try {
+      hash.update(readFileSync(file))
+    } catch {
+      // A file that cannot be read fails its jobs, which say why.
+    }
+  }
+  return hash.digest("hex").slice(0, 16)
+}
 
 /** The executor that sends each job to the `SweepJob` entity `<sweep>/<job>` and waits for its reply. */
 export const clusterExecutor = (sweep: string) =>

@@ -20,7 +20,7 @@ import { generatedTape, isFailure, type JobResult, lineOf, runJob } from "../../
 import { decodeSpec, expandJobs, grid, jobCount, type SweepSpec } from "../../sim/Sweep/Spec.ts"
 import { rank, resolveSpec, runSweep } from "../../sim/Sweep/Sweep.ts"
 import { makePool } from "../../sim/Sweep/Workers.ts"
-import { localStorageFile } from "../../sim/Sweep/Cluster.ts"
+import { localStorageFile, sweepId } from "../../sim/Sweep/Cluster.ts"
 
 const ROOT = resolve(import.meta.dirname, "..", "..")
 const BRACKET = join(ROOT, "sim/examples/bracket-maker.ts")
@@ -118,6 +118,27 @@ describe("the sweep's SPEC", () => {
       expect(result.left.message).toContain("no parameter take_tick")
       expect(result.left.message).toContain("take_ticks")
     }
+  })
+})
+
+describe("a sweep's id", () => {
+  it("changes when a strategy or tape file is edited, so stored replies of the old files are not reused", () => {
+    const dir = tempDir()
+    const strategy = join(dir, "s.ts")
+    const tape = join(dir, "t.tape")
+    writeFileSync(strategy, "export default () => ({ onBook: () => {} })\n")
+    writeFileSync(tape, "one\n")
+    const jobs = () =>
+      expandJobs({ strategy, params: {}, seeds: [1], metric: "net" } as unknown as SweepSpec, strategy, [
+        { path: tape, label: "t.tape" }
+      ])
+    const first = sweepId(jobs())
+    expect(sweepId(jobs())).toBe(first)
+    writeFileSync(strategy, "export default () => ({ onTrade: () => {} })\n")
+    const second = sweepId(jobs())
+    expect(second).not.toBe(first)
+    writeFileSync(tape, "two\n")
+    expect(sweepId(jobs())).not.toBe(second)
   })
 })
 
