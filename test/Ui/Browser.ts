@@ -1,6 +1,8 @@
 /** Where the browser tests find chromium, how they launch it, and where their screenshots go. */
-import { existsSync, mkdirSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { type BrowserContext, chromium } from "playwright-core"
 
 export const CHROMIUM = process.env["CROSSBOOK_CHROMIUM"] ?? "/usr/bin/chromium"
 export const skipBrowser = process.env["CROSSBOOK_SKIP_BROWSER"] === "1"
@@ -27,4 +29,27 @@ export const requireChromium = () => {
     )
   }
   mkdirSync(SHOTS, { recursive: true })
+}
+
+/** A headless chromium with its own profile in a fresh folder, for a page opened from a file; `close` removes both. */
+export const launchBrowser = async (
+  prefix: string,
+  viewport: { readonly width: number; readonly height: number }
+): Promise<{ readonly context: BrowserContext; readonly dir: string; readonly close: () => Promise<void> }> => {
+  requireChromium()
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  const context = await chromium.launchPersistentContext(join(dir, "profile"), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: BROWSER_ARGS,
+    viewport
+  })
+  return {
+    context,
+    dir,
+    close: async () => {
+      await context.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
 }

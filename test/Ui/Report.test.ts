@@ -1,9 +1,8 @@
 /** The backtest report opened in chromium: one file that draws both charts with uPlot and shows values on hover. */
 import { Effect } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { type BrowserContext, chromium } from "playwright-core"
+import type { BrowserContext } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import bracketMaker from "../../sim/examples/bracket-maker.ts"
 import { backtest } from "../../sim/Backtest.ts"
@@ -11,27 +10,20 @@ import { generateTape } from "../../sim/Generator.ts"
 import { renderReport } from "../../sim/Report.ts"
 import { strategyOf } from "../../sim/Strategy.ts"
 import { formatTape } from "../../sim/Tape.ts"
-import { BROWSER_ARGS, CHROMIUM, requireChromium, SHOTS, skipBrowser } from "./Browser.ts"
+import { launchBrowser, SHOTS, skipBrowser } from "./Browser.ts"
 
 describe.skipIf(skipBrowser)("the backtest report in a browser", () => {
+  let browser: Awaited<ReturnType<typeof launchBrowser>>
   let context: BrowserContext
   let dir = ""
 
   beforeAll(async () => {
-    requireChromium()
-    dir = mkdtempSync(join(tmpdir(), "crossbook-report-"))
-    context = await chromium.launchPersistentContext(join(dir, "profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: BROWSER_ARGS,
-      viewport: { width: 1000, height: 900 }
-    })
+    browser = await launchBrowser("crossbook-report-", { width: 1000, height: 900 })
+    context = browser.context
+    dir = browser.dir
   }, 30_000)
 
-  afterAll(async () => {
-    await context?.close()
-    if (dir !== "") rmSync(dir, { recursive: true, force: true })
-  })
+  afterAll(() => browser?.close())
 
   it("draws the equity and the fills with uPlot, offline, with values on hover", async () => {
     const generated = generateTape({ seed: 4, markets: 2, durationS: 600 })

@@ -1,37 +1,29 @@
 /** The sweep's page opened in chromium: offline, a table sorted by the column clicked, chosen runs' curves in a chart. */
 import { Effect } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { type BrowserContext, chromium } from "playwright-core"
+import type { BrowserContext } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { isFailure, type JobResult, runJob } from "../../sim/Sweep/Job.ts"
 import { renderSweep } from "../../sim/Sweep/Report.ts"
 import { expandJobs, type SweepSpec } from "../../sim/Sweep/Spec.ts"
 import { rank } from "../../sim/Sweep/Sweep.ts"
-import { BROWSER_ARGS, CHROMIUM, requireChromium, SHOTS, skipBrowser } from "./Browser.ts"
+import { launchBrowser, SHOTS, skipBrowser } from "./Browser.ts"
 
 const STRATEGY = resolve(import.meta.dirname, "../../sim/examples/bracket-maker.ts")
 
 describe.skipIf(skipBrowser)("the sweep page in a browser", () => {
+  let browser: Awaited<ReturnType<typeof launchBrowser>>
   let context: BrowserContext
   let dir = ""
 
   beforeAll(async () => {
-    requireChromium()
-    dir = mkdtempSync(join(tmpdir(), "crossbook-sweep-page-"))
-    context = await chromium.launchPersistentContext(join(dir, "profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: BROWSER_ARGS,
-      viewport: { width: 1200, height: 900 }
-    })
+    browser = await launchBrowser("crossbook-sweep-page-", { width: 1200, height: 900 })
+    context = browser.context
+    dir = browser.dir
   }, 30_000)
 
-  afterAll(async () => {
-    await context?.close()
-    if (dir !== "") rmSync(dir, { recursive: true, force: true })
-  })
+  afterAll(() => browser?.close())
 
   it("sorts by the column clicked and draws the chosen runs", async () => {
     const spec = {

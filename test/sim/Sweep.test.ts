@@ -34,6 +34,22 @@ const tempDir = () => {
 }
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
+/** `crossbook sweep ARGS` from the sources; answers its output once it has exited 0. */
+const sweepCommand = (args: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) =>
+  promisify(execFile)(process.execPath, ["bin/run-ts.js", "sim/main.ts", "sweep", ...args], {
+    cwd: ROOT,
+    timeout: 120_000,
+    ...(env === undefined ? {} : { env: { ...process.env, ...env } })
+  })
+
+/** A SPEC written to `spec.json` in a fresh folder; answers the folder, the file and the output folder beside it. */
+const writeSpec = (spec: unknown) => {
+  const dir = tempDir()
+  const specFile = join(dir, "spec.json")
+  writeFileSync(specFile, JSON.stringify(spec))
+  return { dir, specFile, out: join(dir, "out") }
+}
+
 /** How many job messages and replies the local cluster stored in a sweep's folder. */
 const storedMessages = (out: string) => {
   const db = new Database(localStorageFile(out), { readonly: true })
@@ -226,24 +242,14 @@ describe("jobs on worker threads", () => {
 
 describe("crossbook sweep", () => {
   it("runs a SPEC through the command: progress on stderr, the lines, the page and the best runs", async () => {
-    const dir = tempDir()
-    const out = join(dir, "out")
-    const specFile = join(dir, "spec.json")
-    writeFileSync(
-      specFile,
-      JSON.stringify({
-        strategy: BRACKET,
-        params: { stop_ticks: [3, 6] },
-        seeds: [1, 2],
-        generate: { markets: 1, duration_s: 180 },
-        metric: "max_drawdown"
-      })
-    )
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ["bin/run-ts.js", "sim/main.ts", "sweep", "--out", out, "--workers", "2", "--json", specFile],
-      { cwd: ROOT, timeout: 120_000 }
-    )
+    const { specFile, out } = writeSpec({
+      strategy: BRACKET,
+      params: { stop_ticks: [3, 6] },
+      seeds: [1, 2],
+      generate: { markets: 1, duration_s: 180 },
+      metric: "max_drawdown"
+    })
+    const { stdout, stderr } = await sweepCommand(["--out", out, "--workers", "2", "--json", specFile])
     expect(stderr).toContain("sweep: 4 jobs on 2 worker threads")
     expect(stderr).toContain("sweep: 4/4 jobs (100%)")
     const summary = JSON.parse(stdout)
@@ -262,30 +268,24 @@ describe("crossbook sweep", () => {
     // Each job was one message to the cluster, its reply stored; the same SPEC again is answered from storage.
     expect(storedMessages(out)).toEqual({ messages: 4, replies: 4 })
     const first = readFileSync(join(out, "sweep.jsonl"), "utf8")
-    await promisify(execFile)(process.execPath, ["bin/run-ts.js", "sim/main.ts", "sweep", "--out", out, specFile], {
-      cwd: ROOT,
-      timeout: 120_000
-    })
+    await sweepCommand(["--out", out, specFile])
     expect(readFileSync(join(out, "sweep.jsonl"), "utf8")).toBe(first)
     expect(storedMessages(out)).toEqual({ messages: 4, replies: 4 })
   }, 150_000)
 
   it("a sweep killed mid-way, run again, runs only what was not done and counts every job once", async () => {
-    const dir = tempDir()
-    const out = join(dir, "out")
-    const specFile = join(dir, "spec.json")
-    writeFileSync(
-      specFile,
-      JSON.stringify({
-        strategy: MOMENTUM,
-        params: { trail: ["0.02", "0.03", "0.04"] },
-        seeds: [1, 2],
-        generate: { markets: 1, duration_s: 240 }
-      })
-    )
-    const args = ["bin/run-ts.js", "sim/main.ts", "sweep", "--out", out, "--workers", "2", specFile]
+    const { specFile, out } = writeSpec({
+      strategy: MOMENTUM,
+      params: { trail: ["0.02", "0.03", "0.04"] },
+      seeds: [1, 2],
+      generate: { markets: 1, duration_s: 240 }
+    })
+    const args = ["--out", out, "--workers", "2", specFile]
     // Killed (no chance to clean up) once at least one job's reply is stored and before the last.
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] })
+    const child = spawn(process.execPath, ["bin/run-ts.js", "sim/main.ts", "sweep", ...args], {
+      cwd: ROOT,
+      stdio: ["ignore", "ignore", "pipe"]
+    })
     let stderr = ""
     await new Promise<void>((done) => {
       child.stderr.on("data", (chunk: Buffer) => {
@@ -298,7 +298,7 @@ describe("crossbook sweep", () => {
     const before = storedMessages(out)
     expect(before.replies).toBeGreaterThanOrEqual(1)
     expect(before.replies).toBeLessThan(6)
-    await promisify(execFile)(process.execPath, args, { cwd: ROOT, timeout: 120_000 })
+    await sweepCommand(args)
     expect(storedMessages(out)).toEqual({ messages: 6, replies: 6 })
     const lines = readFileSync(join(out, "sweep.jsonl"), "utf8").trim().split("\n")
     expect(lines).toHaveLength(6)
@@ -327,15 +327,10 @@ describe("crossbook sweep", () => {
         })
       )
       const out = join(dir, "out")
-      await promisify(execFile)(process.execPath, ["bin/run-ts.js", "sim/main.ts", "sweep", "--out", out, specFile], {
-        cwd: ROOT,
-        timeout: 120_000,
-        env: {
-          ...process.env,
-          CROSSBOOK_HOME: join(dir, "home"),
-          SERVICE_DATA_URL: host.url,
-          SERVICE_API_KEY: keyOn(store)
-        }
+      await sweepCommand(["--out", out, specFile], {
+        CROSSBOOK_HOME: join(dir, "home"),
+        SERVICE_DATA_URL: host.url,
+        SERVICE_API_KEY: keyOn(store)
       })
       const tapes = readdirSync(join(out, "tapes"))
       expect(tapes).toHaveLength(1)
