@@ -222,6 +222,20 @@ export const backtestCommand = Command.make(
   Command.withDescription("Run a strategy module against the engine over a tape; writes report.json and report.html")
 )
 
+/** `--workers N` of `sweep` and `runner`: worker threads running jobs, one per core unless said. */
+const workersOption = Options.integer("workers").pipe(
+  Options.withDescription("Worker threads running jobs (default: one per core)"),
+  Options.optional
+)
+
+/** The number of worker threads asked for (else one per core), or a sentence saying what is allowed. */
+const workerCount = (asked: Option.Option<number>, perCore: () => number) => {
+  const workers = Option.getOrElse(asked, perCore)
+  return Number.isSafeInteger(workers) && workers >= 1 && workers <= 256
+    ? Effect.succeed(workers)
+    : Effect.fail(new SimError({ message: `--workers must be a whole number from 1 to 256, not ${workers}` }))
+}
+
 export const sweepCommand = Command.make(
   "sweep",
   {
@@ -229,10 +243,7 @@ export const sweepCommand = Command.make(
       Options.withDescription("Where sweep.jsonl and sweep.html go"),
       Options.withDefault("sweep-out")
     ),
-    workers: Options.integer("workers").pipe(
-      Options.withDescription("Worker threads running jobs (default: one per core)"),
-      Options.optional
-    ),
+    workers: workersOption,
     cluster: Options.text("cluster").pipe(
       Options.withDescription("Run the jobs on the runners of a cluster whose storage is this Postgres URL"),
       Options.optional
@@ -247,9 +258,7 @@ export const sweepCommand = Command.make(
       const { declaredParams } = yield* load(() => import("./Strategy.ts"))
       const { loadStrategyModule } = yield* load(() => import("./StrategyLoader.ts"))
       const { historyTapeText } = yield* load(() => import("../src/Hosted/Run.ts"))
-      const workers = Option.getOrElse(o.workers, defaultWorkers)
-      if (!Number.isSafeInteger(workers) || workers < 1 || workers > 256)
-        return yield* new SimError({ message: `--workers must be a whole number from 1 to 256, not ${workers}` })
+      const workers = yield* workerCount(o.workers, defaultWorkers)
       const text = yield* readText(o.spec, "sweep spec")
       const tapes = yield* Tapes
       const resolved = yield* resolveSpec(o.spec, text, o.out, {
@@ -324,18 +333,13 @@ export const runnerCommand = Command.make(
       Options.withDescription("The port this runner listens on for the others"),
       Options.withDefault(34431)
     ),
-    workers: Options.integer("workers").pipe(
-      Options.withDescription("Worker threads running jobs (default: one per core)"),
-      Options.optional
-    )
+    workers: workersOption
   },
   (o) =>
     Effect.gen(function* () {
       const { makePool, defaultWorkers } = yield* load(() => import("./Sweep/Workers.ts"))
       const { remoteRunner } = yield* load(() => import("./Sweep/Cluster.ts"))
-      const workers = Option.getOrElse(o.workers, defaultWorkers)
-      if (!Number.isSafeInteger(workers) || workers < 1 || workers > 256)
-        return yield* new SimError({ message: `--workers must be a whole number from 1 to 256, not ${workers}` })
+      const workers = yield* workerCount(o.workers, defaultWorkers)
       yield* Effect.scoped(
         Effect.gen(function* () {
           const pool = yield* makePool(workers)

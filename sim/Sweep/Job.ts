@@ -118,16 +118,19 @@ const tapeText = (job: Job, cache: JobCache): string => {
 const message = (error: unknown) =>
   ((error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "").trim()
 
+/** The line of a job that could not run, saying why. */
+export const failureOf = (job: Job, error: string): JobFailure => ({
+  job: job.id,
+  params: job.params,
+  seed: job.seed,
+  tape: tapeLabel(job),
+  error
+})
+
 /** Runs one job; a job that cannot run answers its failure (the sweep goes on with the others). */
 export const runJob = (job: Job, cache: JobCache = new JobCache()): Effect.Effect<JobOutcome> =>
   Effect.gen(function* () {
-    const failure = (error: string): JobFailure => ({
-      job: job.id,
-      params: job.params,
-      seed: job.seed,
-      tape: tapeLabel(job),
-      error
-    })
+    const failure = (error: string) => failureOf(job, error)
     let loading = cache.modules.get(job.strategy)
     if (loading === undefined) {
       loading = loadStrategyModule(job.strategy)

@@ -9,7 +9,7 @@ import * as Ref from "effect/Ref"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import * as F from "../../src/Domain/Fixed.ts"
-import { isFailure, lineOf, tapeLabel, type JobOutcome, type JobResult } from "./Job.ts"
+import { failureOf, isFailure, lineOf, type JobOutcome, type JobResult } from "./Job.ts"
 import { renderSweep } from "./Report.ts"
 import {
   decodeSpec,
@@ -140,15 +140,7 @@ export const runSweep = (options: {
       jobs,
       (job) =>
         options.execute(job).pipe(
-          Effect.catchAll((error) =>
-            Effect.succeed<JobOutcome>({
-              job: job.id,
-              params: job.params,
-              seed: job.seed,
-              tape: tapeLabel(job),
-              error: error.message
-            })
-          ),
+          Effect.catchAll((error) => Effect.succeed<JobOutcome>(failureOf(job, error.message))),
           Effect.tap(() =>
             Ref.updateAndGet(done, (n) => n + 1).pipe(
               Effect.zip(Clock.currentTimeMillis),

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type BrowserContext, chromium } from "playwright-core"
+import { afterAll, beforeAll } from "vitest"
 
 export const CHROMIUM = process.env["CROSSBOOK_CHROMIUM"] ?? "/usr/bin/chromium"
 export const skipBrowser = process.env["CROSSBOOK_SKIP_BROWSER"] === "1"
@@ -50,6 +51,26 @@ export const launchBrowser = async (
     close: async () => {
       await context.close()
       rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/**
+ * A browser for the tests of one `describe`: launched before them, closed after; `context` and `dir` (a fresh folder
+ * for the pages they write) are read inside the tests.
+ */
+export const useBrowser = (prefix: string, viewport: { readonly width: number; readonly height: number }) => {
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined
+  beforeAll(async () => {
+    browser = await launchBrowser(prefix, viewport)
+  }, 30_000)
+  afterAll(() => browser?.close())
+  return {
+    get context(): BrowserContext {
+      return browser!.context
+    },
+    get dir(): string {
+      return browser!.dir
     }
   }
 }

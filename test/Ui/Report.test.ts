@@ -2,37 +2,26 @@
 import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import type { BrowserContext } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import bracketMaker from "../../sim/examples/bracket-maker.ts"
 import { backtest } from "../../sim/Backtest.ts"
 import { generateTape } from "../../sim/Generator.ts"
 import { renderReport } from "../../sim/Report.ts"
 import { strategyOf } from "../../sim/Strategy.ts"
 import { formatTape } from "../../sim/Tape.ts"
-import { launchBrowser, SHOTS, skipBrowser } from "./Browser.ts"
+import { SHOTS, skipBrowser, useBrowser } from "./Browser.ts"
 
 describe.skipIf(skipBrowser)("the backtest report in a browser", () => {
-  let browser: Awaited<ReturnType<typeof launchBrowser>>
-  let context: BrowserContext
-  let dir = ""
-
-  beforeAll(async () => {
-    browser = await launchBrowser("crossbook-report-", { width: 1000, height: 900 })
-    context = browser.context
-    dir = browser.dir
-  }, 30_000)
-
-  afterAll(() => browser?.close())
+  const browser = useBrowser("crossbook-report-", { width: 1000, height: 900 })
 
   it("draws the equity and the fills with uPlot, offline, with values on hover", async () => {
     const generated = generateTape({ seed: 4, markets: 2, durationS: 600 })
     const report = await Effect.runPromise(
       backtest({ tape: formatTape(generated.header, generated.events), strategy: strategyOf(bracketMaker), seed: 4 })
     )
-    const file = join(dir, "report.html")
+    const file = join(browser.dir, "report.html")
     writeFileSync(file, renderReport(report))
-    const page = context.pages()[0] ?? (await context.newPage())
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage())
     const requests: Array<string> = []
     const errors: Array<string> = []
     page.on("request", (r) => requests.push(r.url()))

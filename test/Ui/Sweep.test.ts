@@ -2,28 +2,17 @@
 import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import type { BrowserContext } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { isFailure, type JobResult, runJob } from "../../sim/Sweep/Job.ts"
 import { renderSweep } from "../../sim/Sweep/Report.ts"
 import { expandJobs, type SweepSpec } from "../../sim/Sweep/Spec.ts"
 import { rank } from "../../sim/Sweep/Sweep.ts"
-import { launchBrowser, SHOTS, skipBrowser } from "./Browser.ts"
+import { SHOTS, skipBrowser, useBrowser } from "./Browser.ts"
 
 const STRATEGY = resolve(import.meta.dirname, "../../sim/examples/bracket-maker.ts")
 
 describe.skipIf(skipBrowser)("the sweep page in a browser", () => {
-  let browser: Awaited<ReturnType<typeof launchBrowser>>
-  let context: BrowserContext
-  let dir = ""
-
-  beforeAll(async () => {
-    browser = await launchBrowser("crossbook-sweep-page-", { width: 1200, height: 900 })
-    context = browser.context
-    dir = browser.dir
-  }, 30_000)
-
-  afterAll(() => browser?.close())
+  const browser = useBrowser("crossbook-sweep-page-", { width: 1200, height: 900 })
 
   it("sorts by the column clicked and draws the chosen runs", async () => {
     const spec = {
@@ -37,9 +26,9 @@ describe.skipIf(skipBrowser)("the sweep page in a browser", () => {
     const outcomes = await Effect.runPromise(Effect.forEach(jobs, (job) => runJob(job)))
     const results = outcomes.filter((o): o is JobResult => !isFailure(o))
     expect(results).toHaveLength(6)
-    const file = join(dir, "sweep.html")
+    const file = join(browser.dir, "sweep.html")
     writeFileSync(file, renderSweep({ spec, outcomes, ranked: rank(results, "net") }))
-    const page = context.pages()[0] ?? (await context.newPage())
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage())
     const requests: Array<string> = []
     const errors: Array<string> = []
     page.on("request", (r) => requests.push(r.url()))
