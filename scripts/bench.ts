@@ -14,6 +14,7 @@ import { parentFigures } from "./bench/parents.ts"
 import { serverFigures } from "./bench/server.ts"
 import { startupFigures } from "./bench/startup.ts"
 import { sweepFigures } from "./bench/sweep.ts"
+import { venueFigures } from "./bench/venues.ts"
 import * as F from "../src/Domain/Fixed.ts"
 import type { MarketView, ParentSpec } from "../src/Engine/Core.ts"
 import { stopMarket, validateStopMarket } from "../src/Engine/Stop.ts"
@@ -181,6 +182,10 @@ for (const f of await sweepFigures()) report(f)
 // 7. The server under load against a bare node:http server.
 progress("server under autocannon")
 for (const f of await serverFigures()) report(f)
+
+// 8. A stop on the fake Kalshi exchange: a streamed book change to its child reaching the exchange.
+progress("venue reaction (fake Kalshi)")
+for (const f of await venueFigures()) report(f)
 
 console.log("")
 console.log(
