@@ -183,8 +183,8 @@ for (const f of await sweepFigures()) report(f)
 progress("server under autocannon")
 for (const f of await serverFigures()) report(f)
 
-// 8. A stop on the fake Kalshi exchange: a streamed book change to its child reaching the exchange.
-progress("venue reaction (fake Kalshi)")
+// 8. A stop on the fake Kalshi and Polymarket exchanges: a streamed book change to its child reaching the exchange.
+progress("venue reaction (fake Kalshi and Polymarket)")
 for (const f of await venueFigures()) report(f)
 
 console.log("")

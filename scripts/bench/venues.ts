@@ -16,7 +16,9 @@ import { serverServices } from "../../src/Stack.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
 import { makeSimVenue } from "../../src/Venues/SimVenue.ts"
 import { venuesLayerFromList } from "../../src/Venues/Venues.ts"
+import { signerOf } from "../../src/Venues/Polymarket/Signing.ts"
 import { FakeKalshi } from "../../test/Venues/Kalshi/Fake.ts"
+import { CONDITION, startFake } from "../../test/Venues/Polymarket/Fake.ts"
 import { type Figure, ratio } from "./common.ts"
 
 const CYCLES = 100
@@ -40,6 +42,9 @@ interface Harness {
   readonly venue: string
   readonly marketId: string
   readonly env: Record<string, string>
+  /** The stop: its size and its price, under the best bid until `cross`. */
+  readonly amount: string
+  readonly stopPrice: string
   /** How many orders the exchange has received. */
   readonly received: () => number
   /** Streams the change that takes the bid through the stop. */
@@ -87,7 +92,7 @@ const measure = (h: Harness) =>
     const streams: Array<number> = []
     for (let i = 0; i < CYCLES + 10; i++) {
       const { order } = yield* submitOrder(
-        { market_id: h.marketId, side: "sell", type: "stop_market", amount: "1", stop_price: "0.36" },
+        { market_id: h.marketId, side: "sell", type: "stop_market", amount: h.amount, stop_price: h.stopPrice },
         `${h.venue}:default`,
         "bench"
       ).pipe(Effect.provide(context), Effect.orDie)
@@ -149,6 +154,8 @@ const kalshiHarness = async (): Promise<Harness> => {
   return {
     venue: "kalshi",
     marketId: "kalshi:KXBENCH-26",
+    amount: "1",
+    stopPrice: "0.36",
     env: {
       KALSHI_API_URL: fake.apiUrl,
       KALSHI_WS_URL: fake.wsUrl,
@@ -167,9 +174,38 @@ const kalshiHarness = async (): Promise<Harness> => {
   }
 }
 
+const polymarketHarness = async (): Promise<Harness> => {
+  const key = `0x${"5d".repeat(32)}`
+  const fake = await startFake(signerOf(key).address)
+  // A deep bid under the stop for its child to sell into; the best bid above it.
+  fake.move("BUY", "0.48", "100000")
+  stampArrivals(fake.orders as Array<unknown>)
+  return {
+    venue: "polymarket",
+    marketId: `polymarket:${CONDITION}`,
+    amount: "5",
+    stopPrice: "0.5",
+    env: {
+      POLYMARKET_CLOB_URL: fake.url,
+      POLYMARKET_GAMMA_URL: fake.url,
+      POLYMARKET_DATA_URL: fake.url,
+      POLYMARKET_WS_URL: fake.wsUrl,
+      POLYMARKET_PRIVATE_KEY: key
+    },
+    received: () => fake.orders.length,
+    cross: () => fake.move("BUY", "0.55", "0"),
+    restore: () => {
+      fake.move("BUY", "0.55", "80")
+      fake.move("BUY", "0.48", "100000")
+    },
+    subscribed: () => fake.connections() > 0,
+    stop: () => fake.close()
+  }
+}
+
 export const venueFigures = async (): Promise<Array<Figure>> => {
   const figures: Array<Figure> = []
-  for (const make of [kalshiHarness]) {
+  for (const make of [kalshiHarness, polymarketHarness]) {
     arrivals.length = 0
     const h = await make()
     const { reactions, streams } = await Effect.runPromise(measure(h))
