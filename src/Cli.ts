@@ -45,6 +45,12 @@ const simCash = Options.text("sim-cash").pipe(
   Options.withDescription("Cash each sim account starts with (default $CROSSBOOK_SIM_CASH or 10000)"),
   Options.optional
 )
+const paperCash = Options.text("paper-cash").pipe(
+  Options.withDescription(
+    "Cash each paper account (<venue>:paper) starts with (default $CROSSBOOK_PAPER_CASH or 10000)"
+  ),
+  Options.optional
+)
 const simFaults = Options.file("sim-faults").pipe(
   Options.withDescription("A JSON fault plan for the sim venue: [{op, nth, kind, retry_after_s?, reached?}]"),
   Options.optional
@@ -66,7 +72,19 @@ const venueList = Options.text("venues").pipe(
 
 const serve = Command.make(
   "serve",
-  { host, port, db, control, envFile, simSeed, simCash, simFaults, simVenues: simVenueCount, venues: venueList },
+  {
+    host,
+    port,
+    db,
+    control,
+    envFile,
+    simSeed,
+    simCash,
+    paperCash,
+    simFaults,
+    simVenues: simVenueCount,
+    venues: venueList
+  },
   (options) => Effect.flatMap(stack, (m) => m.serve(options))
 ).pipe(Command.withDescription("Run the trading server (embedded sim venue, SQLite under the home folder)"))
 

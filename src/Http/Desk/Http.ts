@@ -7,7 +7,7 @@ import * as F from "../../Domain/Fixed.ts"
 import { type OrderStatus, orderNumber, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
-import { VenueGateway } from "../../Services/VenueGateway.ts"
+import { defaultAccount, VenueGateway } from "../../Services/VenueGateway.ts"
 import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccount.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { submitOrder } from "../../Orders.ts"
@@ -23,9 +23,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
     const engine = yield* Engine
     const gateway = yield* VenueGateway
 
-    /** The account a request concerns: the one it names, else the only configured one, else `*`. */
+    /** The account a request concerns: the one it names, else the only configured one that is not a paper account, else `*`. */
     const accountOf = (given: string | undefined) => {
-      if (given === undefined) return Effect.succeed(gateway.accounts.length === 1 ? gateway.accounts[0]! : "*")
+      if (given === undefined) return Effect.succeed(defaultAccount(gateway.accounts))
       if (!isAccount(given)) return Effect.fail(ApiError.field("account", "must be '*' or '<venue>:<name>'"))
       if (given !== "*" && !gateway.accounts.includes(given)) {
         const venue = given.slice(0, given.indexOf(":"))

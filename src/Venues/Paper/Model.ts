@@ -7,6 +7,7 @@
 import * as F from "../../Domain/Fixed.ts"
 import type { Book, Side } from "../../Domain/Market.ts"
 import type {
+  FeeRule,
   PlaceOrderRequest,
   VenueError,
   VenueEvent,
@@ -43,8 +44,7 @@ export const modelBook = (book: Book): ModelBook => {
   }
 }
 
-/** The fee of one fill: the venue's schedule for that market. */
-export type FeeRule = (price: F.Fixed, amount: F.Fixed, liquidity: "maker" | "taker") => F.Fixed
+export type { FeeRule }
 
 export const NO_FEES: FeeRule = () => F.ZERO
 
