@@ -2,6 +2,7 @@
 import { Context, Data, type Effect, type Queue, type Scope } from "effect"
 import type { Fixed } from "../Domain/Fixed.ts"
 import type { Book, Market, Side, Trade } from "../Domain/Market.ts"
+import { PAPER_NAME } from "../Domain/Order.ts"
 
 export const CAPABILITY_KEYS = [
   "fetch_markets",
@@ -149,7 +150,7 @@ export interface Venue {
 export type FeeRule = (price: Fixed, amount: Fixed, liquidity: "maker" | "taker") => Fixed
 
 /** The name of every venue's paper account: `<venue>:paper` trades on live market data, its orders never leave. */
-export const PAPER = "paper"
+export const PAPER = PAPER_NAME
 
 /** Whether an account `<venue>:<name>` is a paper account. */
 export const isPaperAccount = (account: string): boolean => account.slice(account.indexOf(":") + 1) === PAPER

@@ -6,7 +6,7 @@ import type { Book, Market } from "../Domain/Market.ts"
 import { type AccountRef, accountRef, NO_TAGS, type Order, type TimeInForce, requestDigest } from "../Domain/Order.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { JournalEntry } from "../Services/OrderStore.ts"
-import { isPaperAccount, type Venue, type VenueError, type VenueOrder } from "../Services/VenueGateway.ts"
+import type { Venue, VenueError, VenueOrder } from "../Services/VenueGateway.ts"
 import type { HaltState, PlaceInput } from "./Desk.ts"
 import type { Held } from "./Held.ts"
 import { collateral, type Fill, type Ledger } from "./Ledger.ts"
@@ -252,9 +252,7 @@ export const placeOrder = (d: Placing, input: PlaceInput, actor: string) =>
       trader: input.trader ?? "",
       tags: input.tags ?? NO_TAGS,
       notes: input.notes ?? "",
-      info: isPaperAccount(input.account)
-        ? { placed_by: actor, ...input.info, paper: true }
-        : { placed_by: actor, ...input.info },
+      info: { placed_by: actor, ...input.info },
       venueOrderId: null
     }
     const request = {
