@@ -7,7 +7,7 @@ import * as F from "../../Domain/Fixed.ts"
 import { type OrderStatus, orderNumber, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
-import { defaultAccount, VenueGateway } from "../../Services/VenueGateway.ts"
+import { defaultAccount, isPaperAccount, VenueGateway } from "../../Services/VenueGateway.ts"
 import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccount.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { submitOrder } from "../../Orders.ts"
@@ -46,7 +46,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       Effect.gen(function* () {
         const account = yield* accountOf(given)
         yield* requirePermission(permission, account)
-        return account === "*" ? gateway.accounts : [account]
+        if (account !== "*") return [account]
+        // `*` named covers every account; a request naming none leaves the paper accounts out.
+        return given === undefined ? gateway.accounts.filter((a) => !isPaperAccount(a)) : gateway.accounts
       })
 
     /** An order the caller may see through the accounts in scope; another account's order is a 404 like a missing one. */
