@@ -29,9 +29,12 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
     const venueId = live.info.id
     const scope = yield* Effect.scope
     const feeRules = new Map<string, FeeRule>()
+    // Ids carry when this run began: the desk keeps orders and fills of earlier runs, and a fill id seen before is a
+    // repeat to it.
+    const run = (yield* Clock.currentTimeMillis).toString(36)
     const model = makeOrderModel({
-      orderId: (n) => `${PAPER}-${String(n).padStart(6, "0")}`,
-      tradeId: (nativeId, n) => `${PAPER}-${nativeId}-${n}`,
+      orderId: (n) => `${PAPER}-${run}-${String(n).padStart(6, "0")}`,
+      tradeId: (nativeId, n) => `${PAPER}-${run}-${nativeId}-${n}`,
       fees: (nativeId) => feeRules.get(nativeId) ?? NO_FEES
     })
     const events = yield* PubSub.unbounded<VenueEvent>()
