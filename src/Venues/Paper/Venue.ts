@@ -81,6 +81,16 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
         })
       )
 
+    /** A market that no longer trades (closed, settled, paused) ends the paper orders resting in it, canceled. */
+    const closeIfShut = (nativeId: string) =>
+      lock.withPermits(1)(
+        Effect.gen(function* () {
+          const market = yield* live.market(nativeId).pipe(Effect.orElseSucceed(() => null))
+          if (market === null || (market !== undefined && market.status === "open")) return
+          yield* publish(model.closed(nativeId, yield* Clock.currentTimeMillis))
+        })
+      )
+
     /** Everything the venue reported so far on a market counts as before the first paper order there. */
     const start = (nativeId: string) =>
       Effect.gen(function* () {
@@ -122,7 +132,9 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
     )
     yield* Effect.forkScoped(
       Effect.repeat(
-        Effect.suspend(() => Effect.forEach(model.restingMarkets(), feed, { discard: true })),
+        Effect.suspend(() =>
+          Effect.forEach(model.restingMarkets(), (m) => Effect.zipRight(closeIfShut(m), feed(m)), { discard: true })
+        ),
         Schedule.spaced(options.pollMs ?? 1000)
       )
     )

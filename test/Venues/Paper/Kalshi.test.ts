@@ -150,6 +150,22 @@ describe("kalshi:paper on the fake exchange", () => {
       // The real account on the venue has none of it; without a key there is none, and nothing private was asked.
       if (withKey) {
         assert.deepStrictEqual((yield* authed("GET", "/trading/fills?account=kalshi:default")).body.data, [])
+        // The market pauses: a paper order resting there ends canceled, as the venue's own would.
+        const resting = yield* authed("POST", "/trading/orders", {
+          account: "kalshi:paper",
+          market_id: A,
+          side: "buy",
+          type: "limit",
+          amount: "1",
+          price: "0.30"
+        })
+        assert.strictEqual(resting.body.status, "open", resting.text)
+        x.lifecycle(TICKER, "deactivated", "paused")
+        const ended = yield* eventually(
+          authed("GET", `/trading/orders/${resting.body.id}?account=kalshi:paper`),
+          (r) => r.body.status !== "open"
+        )
+        assert.strictEqual(ended.body.status, "canceled", ended.text)
       } else {
         assert.notInclude(JSON.stringify(accounts), "kalshi:default")
         assert.deepStrictEqual(

@@ -166,6 +166,38 @@ describe("sim:paper", () => {
         })
     )
 
+    it.effect("grants on sim:paper work as on any account: trade there, nothing on sim:default", () =>
+      Effect.gen(function* () {
+        const owner = yield* OwnerToken
+        const { id, bid } = yield* aMarket
+        for (const permission of ["view", "trade"]) {
+          const granted = yield* request("POST", "/trading/grants", {
+            token: owner,
+            json: { user: "paper-trader", account: "sim:paper", permission }
+          })
+          assert.strictEqual(granted.status, 201, granted.text)
+        }
+        const key = yield* request("POST", "/trading/keys", { token: owner, json: { user: "paper-trader" } })
+        const token = key.body.token as string
+        const order = { market_id: id, side: "buy", type: "limit", amount: "1", price: F.format(bid.price) }
+        const onPaper = yield* request("POST", "/trading/orders", { token, json: { ...order, account: "sim:paper" } })
+        assert.strictEqual(onPaper.status, 201, onPaper.text)
+        const onReal = yield* request("POST", "/trading/orders", { token, json: { ...order, account: "sim:default" } })
+        assert.strictEqual(onReal.status, 403, onReal.text)
+        // Naming no account means sim:default, which this token may not see.
+        assert.strictEqual((yield* request("GET", "/trading/orders", { token })).status, 403)
+        const mine = yield* request("GET", "/trading/orders?account=sim:paper", { token })
+        assert.strictEqual(mine.status, 200, mine.text)
+        assert.include(
+          mine.body.data.map((o: any) => o.id),
+          onPaper.body.id
+        )
+        const canceled = yield* request("DELETE", `/trading/orders/${onPaper.body.id}?account=sim:paper`, { token })
+        assert.strictEqual(canceled.status, 200, canceled.text)
+        assert.strictEqual(canceled.body.status, "canceled")
+      })
+    )
+
     it.effect("a stop_market on sim:paper fires on the sim's book and its child fills on paper", () =>
       Effect.gen(function* () {
         const x = yield* exchange
