@@ -1,6 +1,8 @@
 /** `sim:paper` through real HTTP: live sim market data, orders that never reach the sim, fills by queue position. */
 import { assert, describe, it } from "@effect/vitest"
+import { HttpServer } from "@effect/platform"
 import { Effect, TestClock } from "effect"
+import WebSocket from "ws"
 import * as F from "../../../src/Domain/Fixed.ts"
 import { VenueGateway } from "../../../src/Services/VenueGateway.ts"
 import type { SimVenue } from "../../../src/Venues/SimVenue.ts"
@@ -164,6 +166,33 @@ describe("sim:paper", () => {
           // A request naming no account still means sim:default.
           assert.deepStrictEqual((yield* get("/trading/fills")).body.data, [])
         })
+    )
+
+    it.effect("the events socket carries paper orders and fills like any other", () =>
+      Effect.gen(function* () {
+        const token = yield* OwnerToken
+        const server = yield* HttpServer.HttpServer
+        const port = (server.address as HttpServer.TcpAddress).port
+        const frames = yield* Effect.async<Array<any>>((resume) => {
+          const got: Array<any> = []
+          const socket = new WebSocket(`ws://127.0.0.1:${port}/trading/ws/events?since=0&kinds=fill`, {
+            headers: { authorization: `Bearer ${token}` }
+          })
+          socket.on("message", (data) => {
+            got.push(JSON.parse(String(data)))
+            if (got.length >= 3) {
+              socket.close()
+              resume(Effect.succeed(got))
+            }
+          })
+          socket.on("error", () => resume(Effect.succeed(got)))
+        })
+        assert.strictEqual(frames.length, 3)
+        for (const f of frames) {
+          assert.strictEqual(f.kind, "fill.new")
+          assert.strictEqual(f.payload.account, "sim:paper")
+        }
+      })
     )
 
     it.effect("grants on sim:paper work as on any account: trade there, nothing on sim:default", () =>
