@@ -2,7 +2,8 @@
 import { Effect } from "effect"
 import { ApiError } from "./Domain/Errors.ts"
 import { COMPLEX_TYPES, type ComplexType, type Order, type TimeInForce } from "./Domain/Order.ts"
-import { Engine } from "./Engine/Engine.ts"
+import { type CheckedMember, Engine } from "./Engine/Engine.ts"
+import type { BucketRecord } from "./Trading/Buckets.ts"
 import { Desk } from "./Trading/Desk.ts"
 
 const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
@@ -82,6 +83,56 @@ export const submitOrder = (
         trader: request.trader,
         tags: request.tags,
         notes: request.notes
+      },
+      actor
+    )
+  })
+
+/**
+ * A `market` order on a bucket (`market_id: "bucket:<id>"`): the engine holds it and routes it across the members'
+ * venues. Its record is filed under `account` (one of the members' accounts, the first member's by default).
+ */
+export const submitBucketOrder = (
+  request: OrderRequest,
+  bucket: BucketRecord,
+  actor: string
+): Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError, Desk | Engine> =>
+  Effect.gen(function* () {
+    if (request.type !== "market") {
+      return yield* Effect.fail(
+        ApiError.field("type", `an order on a bucket is a market order with its worst price, not ${request.type}`)
+      )
+    }
+    if (bucket.status !== "active") {
+      return yield* Effect.fail(ApiError.field("market_id", `bucket ${bucket.id} is archived`))
+    }
+    const desk = yield* Desk
+    const members: Array<CheckedMember> = []
+    for (const m of bucket.members) {
+      const { venue, market } = yield* desk.resolveMarket(m.market_id)
+      members.push({ venueId: venue.info.id, market, flip: m.flip, account: m.account })
+    }
+    const engine = yield* Engine
+    return yield* engine.createBucket(
+      {
+        bucketId: bucket.id,
+        members,
+        account: bucket.members[0]!.account,
+        marketId: request.market_id,
+        side: request.side,
+        amount: request.amount,
+        price: request.price,
+        stopPrice: request.stop_price,
+        timeInForce: request.time_in_force,
+        expiresAt: request.expires_at,
+        postOnly: request.post_only,
+        reduceOnly: request.reduce_only,
+        clientOrderId: request.client_order_id,
+        book: request.book ?? (bucket.book === "" ? undefined : bucket.book),
+        trader: request.trader,
+        tags: request.tags,
+        notes: request.notes,
+        params: request.params ?? {}
       },
       actor
     )

@@ -23,6 +23,7 @@ import { VenueGateway } from "./Services/VenueGateway.ts"
 import { Desk } from "./Trading/Desk.ts"
 import { Engine } from "./Engine/Engine.ts"
 import { REGISTRY } from "./Engine/Registry.ts"
+import { Buckets } from "./Trading/Buckets.ts"
 import { Journal } from "./Trading/Journal.ts"
 import { FaultPlan, type FaultRule, makeSimVenues } from "./Venues/SimVenue.ts"
 import { localMatchingLayer } from "./Matching/Local.ts"
@@ -113,7 +114,10 @@ export const serverServices = <E1, E2, E3 = never>(
   }
 ) =>
   Layer.provideMerge(
-    Engine.layer(REGISTRY, { seed: options.engineSeed ?? 0, driven: options.drivenEngine ?? false }),
+    Layer.merge(
+      Engine.layer(REGISTRY, { seed: options.engineSeed ?? 0, driven: options.drivenEngine ?? false }),
+      Buckets.layer
+    ),
     deskServices(options)
   )
 

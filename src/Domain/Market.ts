@@ -1,4 +1,5 @@
 /** Venue-neutral market data: markets, books and trades, with exact prices and sizes. */
+import type { MarketFees } from "./Fees.ts"
 import type { Fixed } from "./Fixed.ts"
 
 export type MarketStatus = "open" | "closed" | "settled"
@@ -25,6 +26,8 @@ export interface Market {
    * instead of reading every row's book and trades.
    */
   readonly quote?: MarketQuote
+  /** The venue's fee schedule for this market, when it is known as data. */
+  readonly feeSchedule?: MarketFees
 }
 
 export interface MarketQuote {

@@ -1,6 +1,7 @@
 /** The shape every decision core shares: `(state, input) → (state, commands)`, with no I/O, clock or hidden randomness. */
+import type { MarketFees } from "../Domain/Fees.ts"
 import * as F from "../Domain/Fixed.ts"
-import type { Side } from "../Domain/Market.ts"
+import type { BookLevel, Side } from "../Domain/Market.ts"
 import type { TimeInForce } from "../Domain/Order.ts"
 
 /** What a core sees of its market at one moment (YES prices). Null sides are empty. */
@@ -9,6 +10,19 @@ export interface MarketView {
   readonly bestAsk: F.Fixed | null
   /** Price of the last trade seen, if any. */
   readonly last: F.Fixed | null
+}
+
+/**
+ * What a core that trades several markets (a bucket) sees of one of them: its books (YES prices, best first), its
+ * grid and its fees. `open` is false when the market cannot be traded or read now.
+ */
+export interface MemberQuote {
+  readonly open: boolean
+  readonly bids: ReadonlyArray<BookLevel>
+  readonly asks: ReadonlyArray<BookLevel>
+  readonly tick: F.Fixed
+  readonly lot: F.Fixed
+  readonly fees: MarketFees
 }
 
 /** Fixed facts about the parent a core decides for. */
@@ -42,6 +56,8 @@ export type Input =
       readonly fillId: string
       readonly price: F.Fixed
       readonly amount: F.Fixed
+      /** The fill's fee, when the driver knows it. */
+      readonly fee?: F.Fixed
     }
   /** A child reached a terminal status; `filled` is its final filled amount. */
   | {
@@ -53,10 +69,14 @@ export type Input =
       readonly reason: string | null
     }
   | { readonly _tag: "Timer"; readonly ts: number; readonly timer: string }
+  /** The books of each member of a parent that trades several markets, in member order (only such cores get it). */
+  | { readonly _tag: "Quotes"; readonly ts: number; readonly quotes: ReadonlyArray<MemberQuote> }
 
 /** What a child order should be. `child` numbers a parent's children from 1; it makes the child's client id. */
 export interface ChildSpec {
   readonly child: number
+  /** For a parent over several markets: which member's market the child goes to (from 0). */
+  readonly member?: number
   readonly side: Side
   readonly price: F.Fixed
   readonly amount: F.Fixed

@@ -2,23 +2,40 @@
 import { Clock, Context, Effect, Layer, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import { type ComplexType, NO_TAGS, type Order, requestDigest } from "../Domain/Order.ts"
+import { NO_TAGS, type Order, requestDigest } from "../Domain/Order.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
 import type { MarketView } from "./Core.ts"
-import { expireDue, feed, feedView, onChildUpdate, onMarket, timersDue } from "./Inputs.ts"
+import * as Bucket from "./Bucket.ts"
+import { expireDue, feed, feedQuotes, feedView, onChildUpdate, onMarket, timersDue } from "./Inputs.ts"
 import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
-import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
-import { checkParent, type CreateInput, type Registry } from "./Validation.ts"
+import { type Driver, type EngineType, kindOf, type Runtime } from "./Runtime.ts"
+import {
+  checkBucketParent,
+  type CheckedMember,
+  checkParent,
+  type CreateInput,
+  type OrderKind,
+  type Registry
+} from "./Validation.ts"
 import { dueAdded, nextDue, rewatch, viewOf, wakeFor } from "./Wake.ts"
 import { DueHeap, WakeIndex } from "./WakeIndex.ts"
 
-export type { CreateInput, OrderKind, Registry } from "./Validation.ts"
+export type { CheckedMember, CreateInput, OrderKind, Registry } from "./Validation.ts"
+
+/** The bucket order's kind: held by every engine beside the wire types, reached through `createBucket`. */
+const BUCKET_KIND: OrderKind = { params: Bucket.Params, validate: Bucket.validate, core: Bucket.core }
+
+/** A bucket order: the bucket it names and its members as checked (market, flip, account). */
+export interface BucketOrderInput extends Omit<CreateInput, "type"> {
+  readonly bucketId: string
+  readonly members: ReadonlyArray<CheckedMember>
+}
 
 const seedOf = (id: string): number => {
   let h = 0x811c9dc5
@@ -31,6 +48,11 @@ type EngineService = {
     input: CreateInput,
     actor: string
   ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError>
+  /** A `market` order on a bucket: routed by the engine across the members' venues. */
+  readonly createBucket: (
+    input: BucketOrderInput,
+    actor: string
+  ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError>
   readonly cancel: (id: string) => Effect.Effect<Order, ApiError>
   /**
    * Market data from a caller that has the view already (the simulator, benchmarks): plain TypeScript until a parent
@@ -41,7 +63,7 @@ type EngineService = {
   readonly stats: () => {
     readonly views: number
     readonly woken: number
-    readonly wokenByType: Readonly<Partial<Record<ComplexType, number>>>
+    readonly wokenByType: Readonly<Partial<Record<EngineType, number>>>
   }
   /** Live parents, for status and tests. */
   readonly liveCount: Effect.Effect<number>
@@ -73,7 +95,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     const serialized = lock.withPermits(1)
     const wake = yield* Queue.sliding<void>(1)
     const d: Driver = {
-      registry,
+      registry: { ...registry, bucket: BUCKET_KIND },
       seed,
       desk,
       store: yield* OrderStore,
@@ -148,53 +170,68 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       )
     }
 
-    const create = (input: CreateInput, actor: string) =>
+    /** A retry of a placed order by its client id answers that order; the same id for another order is refused. */
+    const repeated = (account: string, clientOrderId: string | undefined, digest: string) =>
       Effect.gen(function* () {
-        const kind = registry[input.type]
-        const now = yield* Clock.currentTimeMillis
-        const { venue, market } = yield* desk.resolveMarket(input.marketId)
-        const digest = requestDigest(input)
-        if (input.clientOrderId !== undefined) {
-          const existing = yield* desk.byClientId(input.account, input.clientOrderId, digest)
-          if (existing !== undefined) {
-            if (existing.same) return { order: existing.order, created: false }
-            return yield* Effect.fail(
-              ApiError.field("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
-            )
-          }
-        }
-        const { spec, params } = yield* checkParent(kind, input, market, venue.info.id, now, desk)
-        const id = yield* desk.nextParentId
-        const fullSpec = { ...spec, id }
-        const first = kind.core.init(fullSpec, params, seedOf(id) ^ seed)
-        const rt: Runtime = {
-          id,
-          type: input.type,
-          account: input.account,
-          venue: venue.info.id,
-          marketId: `${venue.info.id}:${market.nativeId}`,
-          spec: fullSpec,
-          params,
-          wireParams: input.params,
-          state: first.state,
-          children: {},
-          filled: F.ZERO,
-          cost: F.ZERO,
-          fee: F.ZERO,
-          lastFill: null,
-          timers: [],
-          triggered: false,
-          ending: null,
-          detail: "",
-          done: false,
-          expiresAt: input.expiresAt ?? null,
-          clientOrderId: input.clientOrderId ?? id,
-          book: input.book ?? "",
-          trader: input.trader ?? "",
-          tags: input.tags ?? NO_TAGS,
-          notes: input.notes ?? ""
-        }
-        parents.set(id, rt)
+        if (clientOrderId === undefined) return undefined
+        const existing = yield* desk.byClientId(account, clientOrderId, digest)
+        if (existing === undefined) return undefined
+        if (existing.same) return { order: existing.order, created: false }
+        return yield* Effect.fail(
+          ApiError.field("client_order_id", `'${clientOrderId}' was used already for a different order`)
+        )
+      })
+
+    /** A new parent's runtime, its first step taken in. */
+    const runtimeOf = (
+      type: EngineType,
+      input: Omit<CreateInput, "type">,
+      where: Pick<Runtime, "venue" | "marketId" | "members">,
+      checked: { readonly spec: Runtime["spec"]; readonly params: unknown },
+      id: string
+    ) => {
+      const fullSpec = { ...checked.spec, id }
+      const first = d.registry[type].core.init(fullSpec, checked.params, seedOf(id) ^ seed)
+      const rt: Runtime = {
+        id,
+        type,
+        account: input.account,
+        ...where,
+        spec: fullSpec,
+        params: checked.params,
+        wireParams: input.params,
+        state: first.state,
+        children: {},
+        filled: F.ZERO,
+        cost: F.ZERO,
+        fee: F.ZERO,
+        lastFill: null,
+        timers: [],
+        triggered: false,
+        ending: null,
+        detail: "",
+        done: false,
+        expiresAt: input.expiresAt ?? null,
+        clientOrderId: input.clientOrderId ?? id,
+        book: input.book ?? "",
+        trader: input.trader ?? "",
+        tags: input.tags ?? NO_TAGS,
+        notes: input.notes ?? ""
+      }
+      return { rt, first }
+    }
+
+    /** Holds a new parent: filed, written as accepted, its first commands carried out, its first look taken. */
+    const hold = (
+      rt: Runtime,
+      first: ReturnType<typeof runtimeOf>["first"],
+      input: Omit<CreateInput, "type">,
+      digest: string,
+      actor: string,
+      look: Effect.Effect<void>
+    ) =>
+      Effect.gen(function* () {
+        parents.set(rt.id, rt)
         rewatch(d, rt)
         admit(rt, first.commands)
         // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
@@ -202,11 +239,9 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           kind: "managed.created",
           payload: { type: rt.type, market_id: rt.marketId, side: rt.spec.side, amount: input.amount, by: actor }
         }))
-        const accepted = (yield* desk.get(id))!
+        const accepted = (yield* desk.get(rt.id))!
         yield* execute(d, rt, first.commands)
-        // The first look at the market: a stop already through it fires now.
-        const view = yield* viewOf(d, rt.marketId)
-        if (view !== undefined && rt.ending === null) yield* feed(d, rt, { _tag: "Market", ts: now, view })
+        if (rt.ending === null) yield* look
         yield* completeIfQuiet(d, rt)
         if (rt.expiresAt !== null) {
           dueAdded(d, rt.expiresAt, rt)
@@ -215,8 +250,52 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         return { order: accepted, created: true }
       })
 
+    const create = (input: CreateInput, actor: string) =>
+      Effect.gen(function* () {
+        const kind = registry[input.type]
+        const now = yield* Clock.currentTimeMillis
+        const { venue, market } = yield* desk.resolveMarket(input.marketId)
+        const digest = requestDigest(input)
+        const again = yield* repeated(input.account, input.clientOrderId, digest)
+        if (again !== undefined) return again
+        const checked = yield* checkParent(kind, input, market, venue.info.id, now, desk)
+        const id = yield* desk.nextParentId
+        const where = { venue: venue.info.id, marketId: `${venue.info.id}:${market.nativeId}` }
+        const { rt, first } = runtimeOf(input.type, input, where, checked, id)
+        // The first look at the market: a stop already through it fires now.
+        const look = Effect.gen(function* () {
+          const view = yield* viewOf(d, rt.marketId)
+          if (view !== undefined && rt.ending === null) yield* feed(d, rt, { _tag: "Market", ts: now, view })
+        })
+        return yield* hold(rt, first, input, digest, actor, look)
+      })
+
+    const createBucket = (input: BucketOrderInput, actor: string) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const { bucketId, members, ...rest } = input
+        const digest = requestDigest({ ...rest, bucketId, members: members.map((m) => [m.market.nativeId, m.flip]) })
+        const again = yield* repeated(input.account, input.clientOrderId, digest)
+        if (again !== undefined) return again
+        const checked = yield* checkBucketParent(BUCKET_KIND, rest, members, now, desk)
+        const id = yield* desk.nextParentId
+        const where = {
+          venue: "bucket",
+          marketId: `bucket:${bucketId}`,
+          members: members.map((m) => ({
+            marketId: `${m.venueId}:${m.market.nativeId}`,
+            account: m.account,
+            flip: m.flip
+          }))
+        }
+        const { rt, first } = runtimeOf("bucket", rest, where, checked, id)
+        // The first round: every member's books now.
+        return yield* hold(rt, first, rest, digest, actor, feedQuotes(d, rt, now))
+      })
+
     return {
       create: (input, actor) => serialized(create(input, actor)).pipe(Effect.uninterruptible),
+      createBucket: (input, actor) => serialized(createBucket(input, actor)).pipe(Effect.uninterruptible),
       cancel: (id) =>
         serialized(
           Effect.gen(function* () {

@@ -7,7 +7,7 @@ import { type Input, type MarketView, wakes } from "./Core.ts"
 import { completeIfQuiet, drop, persist, save, takeAmounts } from "./Parents.ts"
 import { admit, end, execute, place } from "./Placement.ts"
 import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
-import { dueById, rewatch, viewOf, wakeFor } from "./Wake.ts"
+import { dueById, quotesOf, rewatch, viewOf, wakeFor } from "./Wake.ts"
 
 /**
  * Feeds one input to a parent's core and carries out its commands; the state is written before they go out. With
@@ -72,7 +72,8 @@ export const onChildUpdate = (d: Driver, update: ChildUpdate) =>
           child: n,
           fillId: update.fill.id,
           price: update.fill.price,
-          amount: update.fill.amount
+          amount: update.fill.amount,
+          fee: update.fill.fee
         },
         true
       )
@@ -148,6 +149,9 @@ export const timersDue = (d: Driver, now: number) =>
           if (t.timer.startsWith("retry:")) {
             const child = rt.children[t.timer.slice(6)]
             if (child !== undefined && child.status === "placing") yield* place(d, rt, child)
+          } else if (t.timer === "round" && rt.members !== undefined) {
+            // A parent over several markets looks at every member's books when its round comes.
+            yield* feedQuotes(d, rt, t.at)
           } else {
             yield* feed(d, rt, { _tag: "Timer", ts: t.at, timer: t.timer })
           }
@@ -156,3 +160,11 @@ export const timersDue = (d: Driver, now: number) =>
       }),
     { discard: true }
   )
+
+/** Hands a parent over several markets the books of its members as they are now. */
+export const feedQuotes = (d: Driver, rt: Runtime, ts: number) =>
+  Effect.gen(function* () {
+    if (rt.done || rt.ending !== null) return
+    const quotes = yield* quotesOf(d, rt)
+    yield* feed(d, rt, { _tag: "Quotes", ts, quotes })
+  })

@@ -4,7 +4,7 @@
  */
 import { type Context, Effect, ExecutionStrategy, Exit, Queue, Schedule, Scope } from "effect"
 import type { VenueGateway } from "../Services/VenueGateway.ts"
-import type { Runtime } from "./Runtime.ts"
+import { marketsOf, type Runtime } from "./Runtime.ts"
 
 /** The live parents by id, counting them per market and telling when a market gains its first or loses its last. */
 export class ParentsByMarket extends Map<string, Runtime> {
@@ -23,13 +23,15 @@ export class ParentsByMarket extends Map<string, Runtime> {
 
   override set(id: string, rt: Runtime): this {
     const before = super.get(id)
-    if (before !== undefined) this.drop(before.marketId)
+    if (before !== undefined) for (const marketId of marketsOf(before)) this.drop(marketId)
     super.set(id, rt)
     // the base constructor calls set before the fields exist
     if (this.perMarket === undefined) return this
-    const n = this.perMarket.get(rt.marketId) ?? 0
-    this.perMarket.set(rt.marketId, n + 1)
-    if (n === 0) this.listener?.(rt.marketId, true)
+    for (const marketId of marketsOf(rt)) {
+      const n = this.perMarket.get(marketId) ?? 0
+      this.perMarket.set(marketId, n + 1)
+      if (n === 0) this.listener?.(marketId, true)
+    }
     return this
   }
 
@@ -37,7 +39,7 @@ export class ParentsByMarket extends Map<string, Runtime> {
     const before = super.get(id)
     if (before === undefined) return false
     super.delete(id)
-    this.drop(before.marketId)
+    for (const marketId of marketsOf(before)) this.drop(marketId)
     return true
   }
 

@@ -36,7 +36,8 @@ const record = (d: Driver, rt: Runtime, status: Order["status"], now: number): O
     account: accountRef(rt.account),
     marketId: rt.marketId,
     side: rt.spec.side,
-    type: rt.type,
+    // A bucket order is the `market` order its client sent; `info.kind` says the engine routes it.
+    type: rt.type === "bucket" ? "market" : rt.type,
     timeInForce: rt.spec.timeInForce,
     status,
     heldBy: "engine",

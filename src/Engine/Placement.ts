@@ -46,11 +46,12 @@ export const place = (
       return
     }
     const spec = child.spec
+    const member = spec.member === undefined ? undefined : rt.members?.[spec.member]
     const result = yield* Effect.either(
       d.desk.place(
         {
-          account: rt.account,
-          marketId: rt.marketId,
+          account: member?.account ?? rt.account,
+          marketId: member?.marketId ?? rt.marketId,
           side: spec.side,
           type: "limit",
           amount: F.format(spec.amount),
@@ -77,6 +78,7 @@ export const place = (
           kind: "managed.child",
           payload: {
             child: spec.child,
+            ...(member === undefined ? {} : { market_id: member.marketId }),
             order_id: order.id,
             role: spec.role,
             side: spec.side,

@@ -7,8 +7,21 @@ import type { VenueGateway } from "../Services/VenueGateway.ts"
 import type { Desk } from "../Trading/Desk.ts"
 import type { Journal } from "../Trading/Journal.ts"
 import type { Band, ChildSpec, ParentSpec } from "./Core.ts"
-import type { Registry } from "./Validation.ts"
+import type { OrderKind } from "./Validation.ts"
 import type { DueHeap, WakeIndex } from "./WakeIndex.ts"
+
+/** What the engine holds: the nine wire types, and bucket orders (a `market` order on a bucket, over its members). */
+export type EngineType = ComplexType | "bucket"
+
+/** Every kind the driver runs, by type. */
+export type Kinds = Readonly<Record<EngineType, OrderKind>>
+
+/** A market a parent over several markets trades, and the account it trades with there. */
+export interface RuntimeMember {
+  readonly marketId: string
+  readonly account: string
+  readonly flip: boolean
+}
 
 export interface ChildRecord {
   readonly spec: ChildSpec
@@ -25,10 +38,12 @@ export interface ChildRecord {
  */
 export interface Runtime {
   readonly id: string
-  readonly type: ComplexType
+  readonly type: EngineType
   readonly account: string
   readonly venue: string
   readonly marketId: string
+  /** A bucket order's members: a child of member i goes to its market on its account. */
+  readonly members?: ReadonlyArray<RuntimeMember>
   readonly spec: ParentSpec
   readonly params: unknown
   readonly wireParams: Readonly<Record<string, unknown>>
@@ -55,7 +70,7 @@ export interface Runtime {
 
 /** What the driver's parts share: built once with the engine's layer, passed to each part explicitly. */
 export interface Driver {
-  readonly registry: Registry
+  readonly registry: Kinds
   readonly seed: number
   readonly desk: Context.Tag.Service<typeof Desk>
   readonly store: Context.Tag.Service<typeof OrderStore>
@@ -73,7 +88,7 @@ export interface Driver {
    */
   readonly sleeping: WakeIndex
   readonly stats: { views: number; woken: number }
-  readonly wokenByType: Partial<Record<ComplexType, number>>
+  readonly wokenByType: Partial<Record<EngineType, number>>
   /**
    * Every expiry and timer of a live parent, earliest first, so the next one is known without a scan: a min-heap
    * whose entries are checked against the parent when they reach the top (a timer that was reset, fired or dropped
@@ -85,3 +100,6 @@ export interface Driver {
 }
 
 export const kindOf = (d: Driver, rt: Runtime) => d.registry[rt.type]
+
+/** The markets a parent trades: its members' for a bucket order, else its own. */
+export const marketsOf = (rt: Runtime): ReadonlyArray<string> => rt.members?.map((m) => m.marketId) ?? [rt.marketId]

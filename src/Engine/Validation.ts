@@ -81,20 +81,7 @@ export const checkParent = (
       errors.push({ field: "expires_at", message: "is in the past" })
     }
     if (errors.length > 0) return yield* Effect.fail(ApiError.validation(errors))
-    const params = yield* Schema.decodeUnknown(kind.params, { errors: "all", onExcessProperty: "error" })(
-      input.params
-    ).pipe(
-      Effect.mapError((e) =>
-        ApiError.validation(
-          ParseResult.ArrayFormatter.formatErrorSync(e).map((issue) => ({
-            field: ["params", ...issue.path.map(String)].join("."),
-            message: issue.message
-          })),
-          undefined,
-          422
-        )
-      )
-    )
+    const params = yield* decodeParams(kind, input.params)
     const spec: ParentSpec = {
       id: "",
       side: input.side,
@@ -110,16 +97,97 @@ export const checkParent = (
     }
     const checked = kind.validate(spec, params)
     if ("errors" in checked) return yield* Effect.fail(ApiError.validation(checked.errors))
-    const halt = yield* desk.haltedFor(venueId)
-    if (halt !== undefined) {
-      return yield* Effect.fail(
-        new ApiError({
-          status: 409,
-          code: "risk_rejected",
-          message: `trading is halted (${halt.scope}): ${halt.reason}`,
-          details: { venue: null, retryable: false, rule: "kill_switch" }
-        })
+    yield* notHalted(desk, venueId)
+    return { spec, params: checked.params }
+  })
+
+/** The type's params as sent, decoded with its schema: every problem named by its path, in one 422. */
+const decodeParams = (kind: OrderKind, params: unknown) =>
+  Schema.decodeUnknown(kind.params, { errors: "all", onExcessProperty: "error" })(params).pipe(
+    Effect.mapError((e) =>
+      ApiError.validation(
+        ParseResult.ArrayFormatter.formatErrorSync(e).map((issue) => ({
+          field: ["params", ...issue.path.map(String)].join("."),
+          message: issue.message
+        })),
+        undefined,
+        422
       )
+    )
+  )
+
+const notHalted = (desk: Pick<Context.Tag.Service<typeof Desk>, "haltedFor">, venueId: string) =>
+  Effect.flatMap(desk.haltedFor(venueId), (halt) =>
+    halt === undefined
+      ? Effect.void
+      : Effect.fail(
+          new ApiError({
+            status: 409,
+            code: "risk_rejected",
+            message: `trading is halted (${halt.scope}): ${halt.reason}`,
+            details: { venue: null, retryable: false, rule: "kill_switch" }
+          })
+        )
+  )
+
+/** A member of a bucket order as checked: its market, and the flip and account the bucket gives it. */
+export interface CheckedMember {
+  readonly venueId: string
+  readonly market: Market
+  readonly flip: boolean
+  readonly account: string
+}
+
+/**
+ * Checks a bucket order: a positive amount every member's lot divides, a worst price in bucket terms inside (0, 1),
+ * its params, and no halt on any member's venue.
+ */
+export const checkBucketParent = (
+  kind: OrderKind,
+  input: Omit<CreateInput, "type">,
+  members: ReadonlyArray<CheckedMember>,
+  now: number,
+  desk: Pick<Context.Tag.Service<typeof Desk>, "haltedFor">
+): Effect.Effect<{ readonly spec: ParentSpec; readonly params: unknown }, ApiError> =>
+  Effect.gen(function* () {
+    const errors: Array<FieldError> = []
+    const lot = members.reduce((l, m) => F.max(l, m.market.lot), F.ZERO)
+    const amount = F.parse(input.amount)
+    if (amount === undefined || amount <= 0 || members.some((m) => !F.isMultipleOf(amount, m.market.lot))) {
+      errors.push({ field: "amount", message: `must be a positive multiple of every member's lot (${F.format(lot)})` })
     }
+    const price = input.price === undefined ? undefined : F.parse(input.price)
+    if (price === undefined || price <= 0 || price >= F.ONE) {
+      errors.push({ field: "price", message: "the worst price accepted, in bucket terms after fees: above 0, below 1" })
+    }
+    for (const [field, given] of [
+      ["stop_price", input.stopPrice],
+      ["post_only", input.postOnly],
+      ["reduce_only", input.reduceOnly],
+      ["expires_at", input.expiresAt]
+    ] as const) {
+      if (given !== undefined && given !== false) errors.push({ field, message: "a bucket order does not take it" })
+    }
+    if (errors.length > 0) return yield* Effect.fail(ApiError.validation(errors))
+    const params = yield* decodeParams(kind, input.params)
+    const spec: ParentSpec = {
+      id: "",
+      side: input.side,
+      amount: amount!,
+      price: price!,
+      stopPrice: null,
+      timeInForce: "gtc",
+      postOnly: false,
+      reduceOnly: false,
+      tick: members.reduce((t, m) => F.min(t, m.market.tick), F.ONE),
+      lot,
+      createdAt: now
+    }
+    const checked = kind.validate(spec, {
+      ...(params as object),
+      members: members.map((m) => ({ market_id: `${m.venueId}:${m.market.nativeId}`, flip: m.flip }))
+    })
+    if ("errors" in checked) return yield* Effect.fail(ApiError.validation(checked.errors))
+    for (const venueId of new Set(members.map((m) => m.venueId))) yield* notHalted(desk, venueId)
     return { spec, params: checked.params }
   })

@@ -1,6 +1,8 @@
 /** When parents wake: market views and the parents they reach, lazy bands, and the heap of expiries and timers. */
 import { Effect } from "effect"
-import type { MarketView } from "./Core.ts"
+import { NO_FEES } from "../Domain/Fees.ts"
+import * as F from "../Domain/Fixed.ts"
+import type { MarketView, MemberQuote } from "./Core.ts"
 import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
 
 /** The parents a view wakes, counted. */
@@ -56,6 +58,35 @@ export const viewOf = (d: Driver, marketId: string) =>
     }
     return view
   })
+
+const CLOSED: MemberQuote = { open: false, bids: [], asks: [], tick: F.of("0.01"), lot: F.ONE, fees: NO_FEES }
+
+/**
+ * Each member's books, grid and fees as its venue shows them now, in member order; a member whose market cannot be
+ * read, or is not open, is `open: false` (no leg goes there this round).
+ */
+export const quotesOf = (d: Driver, rt: Runtime) =>
+  Effect.forEach(rt.members ?? [], (member) =>
+    Effect.gen(function* () {
+      const colon = member.marketId.indexOf(":")
+      const venue = d.gateway.venue(member.marketId.slice(0, colon))
+      if (venue === undefined) return CLOSED
+      const nativeId = member.marketId.slice(colon + 1)
+      const market = yield* venue.market(nativeId).pipe(Effect.orElseSucceed(() => undefined))
+      if (market === undefined || market.status !== "open") return CLOSED
+      const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
+      if (book === undefined) return CLOSED
+      const quote: MemberQuote = {
+        open: true,
+        bids: book.bids,
+        asks: book.asks,
+        tick: market.tick,
+        lot: market.lot,
+        fees: market.feeSchedule ?? NO_FEES
+      }
+      return quote
+    })
+  )
 
 /** Live parents with an expiry or timer due by `now` that `pick` takes, in id order; no scan of every parent. */
 export const dueById = (d: Driver, now: number, pick: (rt: Runtime) => boolean) => {

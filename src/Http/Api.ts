@@ -6,6 +6,7 @@ import { ApiErrorWire } from "../Domain/Errors.ts"
 import { MAX_BODY_BYTES, MAX_DEPTH } from "./BodyGuard.ts"
 import { DEFAULT_STREAM_DEPTH, MAX_STREAM_DEPTH, MAX_STREAM_MARKETS } from "./Markets.ts"
 import { NAME, VERSION } from "../Version.ts"
+import { BucketsApi } from "./Buckets/Api.ts"
 import { DeskApi } from "./Desk/Api.ts"
 import { MetaApi } from "./Meta/Api.ts"
 import { TradingApi } from "./Trading/Api.ts"
@@ -186,6 +187,7 @@ export class Api extends HttpApi.make(NAME)
   .add(VenuesApi)
   .add(TradingApi)
   .add(DeskApi)
+  .add(BucketsApi)
   .addError(ApiErrorWire, { status: 500 })
   .annotate(OpenApi.Title, "crossbook")
   .annotate(OpenApi.Version, VERSION)

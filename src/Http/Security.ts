@@ -55,3 +55,7 @@ export const requestInfo = Effect.map(HttpServerRequest.HttpServerRequest, (requ
   method: request.method,
   path: new URL(request.url, "http://localhost").pathname
 }))
+
+/** Fails with 403 naming the first of the accounts the principal lacks the permission on. */
+export const requireOnEvery = (permission: Permission, accounts: ReadonlyArray<string>) =>
+  Effect.forEach(accounts, (account) => requirePermission(permission, account), { discard: true })

@@ -12,6 +12,7 @@ import { ErrorMiddleware } from "./Errors.ts"
 import { EventsRoute } from "./Events.ts"
 import { MarketsRoute } from "./Markets.ts"
 import { UiRoute } from "./Ui.ts"
+import { BucketsLive } from "./Buckets/Http.ts"
 import { DeskLive } from "./Desk/Http.ts"
 import { MetaLive } from "./Meta/Http.ts"
 import { redact } from "./Redact.ts"
@@ -21,7 +22,7 @@ import { VenuesLive } from "./Venues/Http.ts"
 
 /** The API with its handlers; needs the seams the handlers use. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([MetaLive, VenuesLive, TradingLive, DeskLive]),
+  Layer.provide([MetaLive, VenuesLive, TradingLive, DeskLive, BucketsLive]),
   Layer.provide(AuthorizationLive)
 )
 

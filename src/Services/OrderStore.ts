@@ -103,6 +103,23 @@ export interface StoredParent {
   readonly updatedAt: number
 }
 
+/** A bucket: one proposition listed on several venues (its record as the API shows it). */
+export interface StoredBucket {
+  readonly id: string
+  /** The counter inside the id (`b_000003` → 3). */
+  readonly num: number
+  readonly status: "active" | "archived"
+  readonly createdAt: number
+  readonly record: unknown
+}
+
+/** Which buckets a list wants, oldest first; `after` is the number of the last one of the page before. */
+export interface BucketQuery {
+  readonly status?: "active" | "archived" | undefined
+  readonly after?: number | undefined
+  readonly limit: number
+}
+
 /** A named document (risk rules, fair values, halt state). */
 export interface StoredSetting {
   readonly key: string
@@ -124,6 +141,7 @@ export interface Batch {
   readonly balances?: ReadonlyArray<StoredBalance> | undefined
   readonly parents?: ReadonlyArray<StoredParent> | undefined
   readonly settings?: ReadonlyArray<StoredSetting> | undefined
+  readonly buckets?: ReadonlyArray<StoredBucket> | undefined
   readonly entries?: ReadonlyArray<JournalEntry> | undefined
 }
 
@@ -166,6 +184,10 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     /** The ids of the orders created at the latest time any was: the newest ids, without reading every order. */
     readonly newestIds: Effect.Effect<ReadonlyArray<string>>
     readonly getSetting: (key: string) => Effect.Effect<unknown>
+    readonly getBucket: (id: string) => Effect.Effect<StoredBucket | undefined>
+    readonly listBuckets: (query: BucketQuery) => Effect.Effect<ReadonlyArray<StoredBucket>>
+    /** The highest bucket number given so far (0 before the first). */
+    readonly lastBucketNumber: Effect.Effect<number>
   }
 >() {
   /** In memory: for unit tests and the simulator's fast path. */
@@ -181,6 +203,7 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     const fillIds = new Set<string>()
     const positions = new Map<string, StoredPosition>()
     const balances = new Map<string, StoredBalance>()
+    const buckets = new Map<number, StoredBucket>()
     return {
       write: (batch) =>
         Effect.sync(() => {
@@ -206,6 +229,7 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           }
           for (const parent of batch.parents ?? []) parents.set(parent.id, parent)
           for (const setting of batch.settings ?? []) settings.set(setting.key, setting.value)
+          for (const bucket of batch.buckets ?? []) buckets.set(bucket.num, bucket)
           const events = (batch.entries ?? []).map((entry) => {
             const event = { ...entry, seq: journal.length + 1 }
             journal.push(event)
@@ -322,7 +346,16 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         for (const o of orders.values()) latest = Math.max(latest, o.createdAt)
         return [...orders.values()].filter((o) => o.createdAt === latest).map((o) => o.id)
       }),
-      getSetting: (key) => Effect.sync(() => settings.get(key))
+      getSetting: (key) => Effect.sync(() => settings.get(key)),
+      getBucket: (id) => Effect.sync(() => [...buckets.values()].find((b) => b.id === id)),
+      listBuckets: (query) =>
+        Effect.sync(() =>
+          [...buckets.values()]
+            .filter((b) => (query.status === undefined || b.status === query.status) && b.num > (query.after ?? 0))
+            .sort((a, b) => a.num - b.num)
+            .slice(0, query.limit)
+        ),
+      lastBucketNumber: Effect.sync(() => Math.max(0, ...buckets.keys()))
     }
   })
 
@@ -385,6 +418,10 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
                 for (const p of batch.parents ?? []) {
                   yield* sql`INSERT INTO parents (id, live, state, updated_at) VALUES (${p.id}, ${p.live ? 1 : 0}, ${JSON.stringify(p.state)}, ${p.updatedAt})
                     ON CONFLICT (id) DO UPDATE SET live = excluded.live, state = excluded.state, updated_at = excluded.updated_at`
+                }
+                for (const b of batch.buckets ?? []) {
+                  yield* sql`INSERT INTO buckets (id, num, status, created_at, record) VALUES (${b.id}, ${b.num}, ${b.status}, ${b.createdAt}, ${JSON.stringify(b.record)})
+                    ON CONFLICT (id) DO UPDATE SET status = excluded.status, record = excluded.record`
                 }
                 for (const { key, value, ts } of batch.settings ?? []) {
                   yield* sql`INSERT INTO settings (key, value, updated_at) VALUES (${key}, ${JSON.stringify(value)}, ${ts})
@@ -548,8 +585,40 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           sql<{ value: string }>`SELECT value FROM settings WHERE key = ${key}`.pipe(
             Effect.map((rows) => (rows[0] === undefined ? undefined : (JSON.parse(rows[0].value) as unknown))),
             Effect.orDie
-          )
+          ),
+        getBucket: (id) =>
+          sql<BucketRow>`SELECT id, num, status, created_at, record FROM buckets WHERE id = ${id}`.pipe(
+            Effect.map((rows) => (rows[0] === undefined ? undefined : toBucket(rows[0]))),
+            Effect.orDie
+          ),
+        listBuckets: (query) =>
+          sql<BucketRow>`SELECT id, num, status, created_at, record FROM buckets
+            WHERE num > ${query.after ?? 0} ${query.status === undefined ? sql`` : sql`AND status = ${query.status}`}
+            ORDER BY num LIMIT ${query.limit}`.pipe(
+            Effect.map((rows) => rows.map(toBucket)),
+            Effect.orDie
+          ),
+        lastBucketNumber: sql<{ num: number | null }>`SELECT MAX(num) AS num FROM buckets`.pipe(
+          Effect.map((rows) => rows[0]?.num ?? 0),
+          Effect.orDie
+        )
       }
     })
   )
 }
+
+interface BucketRow {
+  readonly id: string
+  readonly num: number
+  readonly status: string
+  readonly created_at: number
+  readonly record: string
+}
+
+const toBucket = (row: BucketRow): StoredBucket => ({
+  id: row.id,
+  num: row.num,
+  status: row.status === "archived" ? "archived" : "active",
+  createdAt: row.created_at,
+  record: JSON.parse(row.record) as unknown
+})

@@ -199,6 +199,7 @@ const merge = (group: ReadonlyArray<Queued>): Batch => {
   const balances: Array<NonNullable<Batch["balances"]>[number]> = []
   const parents: Array<NonNullable<Batch["parents"]>[number]> = []
   const settings: Array<NonNullable<Batch["settings"]>[number]> = []
+  const buckets: Array<NonNullable<Batch["buckets"]>[number]> = []
   const entries: Array<JournalEntry> = []
   for (const { batch } of group) {
     const offset = entries.length
@@ -209,7 +210,8 @@ const merge = (group: ReadonlyArray<Queued>): Batch => {
     balances.push(...(batch.balances ?? []))
     parents.push(...(batch.parents ?? []))
     settings.push(...(batch.settings ?? []))
+    buckets.push(...(batch.buckets ?? []))
     entries.push(...(batch.entries ?? []))
   }
-  return { orders, removeOrders, fills, positions, balances, parents, settings, entries }
+  return { orders, removeOrders, fills, positions, balances, parents, settings, buckets, entries }
 }

@@ -7,6 +7,7 @@ import { HttpServeLive } from "../../src/Http/Server.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { type Venue, VenueError, VenueGateway } from "../../src/Services/VenueGateway.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
+import { Buckets } from "../../src/Trading/Buckets.ts"
 import { REGISTRY } from "../../src/Engine/Registry.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
 import { Journal } from "../../src/Trading/Journal.ts"
@@ -50,7 +51,7 @@ const captureLogs = Logger.replace(
 )
 
 const Services = Layer.provideMerge(
-  Engine.layer(REGISTRY),
+  Layer.merge(Engine.layer(REGISTRY), Buckets.layer),
   Layer.provideMerge(
     Desk.layer({ startingCash: F.of("100") }),
     Layer.provideMerge(

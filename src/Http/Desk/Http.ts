@@ -10,10 +10,11 @@ import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { defaultAccount, isPaperAccount, VenueGateway } from "../../Services/VenueGateway.ts"
 import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccount.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
-import { submitOrder } from "../../Orders.ts"
+import { submitBucketOrder, submitOrder } from "../../Orders.ts"
+import { accountsOf, BUCKET_PREFIX, Buckets } from "../../Trading/Buckets.ts"
 import { unrealized } from "../../Trading/Ledger.ts"
 import { Api } from "../Api.ts"
-import { CurrentPrincipal, requirePermission } from "../Security.ts"
+import { CurrentPrincipal, requireOnEvery, requirePermission } from "../Security.ts"
 
 const badCursor = ApiError.field("cursor", "not a cursor this server issued")
 
@@ -22,6 +23,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
     const desk = yield* Desk
     const engine = yield* Engine
     const gateway = yield* VenueGateway
+    const buckets = yield* Buckets
 
     /** The account a request concerns: the one it names, else the only configured one that is not a paper account, else `*`. */
     const accountOf = (given: string | undefined) => {
@@ -74,6 +76,16 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
     return handlers
       .handle("createOrder", ({ payload }) =>
         Effect.gen(function* () {
+          if (payload.market_id.startsWith(BUCKET_PREFIX)) {
+            // An order on a bucket needs `trade` on every member's account: the 403 names the first one missing.
+            const bucket = yield* buckets.get(payload.market_id.slice(BUCKET_PREFIX.length))
+            yield* requireOnEvery("trade", accountsOf(bucket))
+            const { order, created } = yield* submitBucketOrder(payload, bucket, yield* actorName).pipe(
+              Effect.provideService(Desk, desk),
+              Effect.provideService(Engine, engine)
+            )
+            return HttpServerResponse.unsafeJson(renderOrder(order), { status: created ? 201 : 200 })
+          }
           const venue = payload.market_id.includes(":")
             ? payload.market_id.slice(0, payload.market_id.indexOf(":"))
             : ""

@@ -87,5 +87,16 @@ export const EngineMigrations = {
     yield* sql`CREATE INDEX orders_page ON orders (created_at DESC, num DESC)`
     yield* sql`CREATE INDEX orders_status_page ON orders (status, created_at DESC, num DESC)`
     yield* sql`CREATE INDEX orders_venue_order ON orders (venue, venue_order_id)`
+  }),
+  "0004_buckets": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // One proposition listed on several venues; archived, never deleted (its orders keep naming it).
+    yield* sql`CREATE TABLE buckets (
+      id TEXT PRIMARY KEY,
+      num INTEGER NOT NULL UNIQUE,
+      status TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      record TEXT NOT NULL
+    )`
   })
 }

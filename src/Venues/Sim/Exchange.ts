@@ -1,4 +1,5 @@
 /** The deterministic simulated exchange behind the `sim` venue: seeded markets that move in discrete steps. */
+import { quadraticFee } from "../../Domain/Fees.ts"
 import * as F from "../../Domain/Fixed.ts"
 import type { Book, Market, Side, Trade } from "../../Domain/Market.ts"
 import { SeededRandom } from "../../Domain/Random.ts"
@@ -13,11 +14,8 @@ const CENT = F.of("0.01")
 export const TAKER_FEE_RATE = F.of("0.07")
 
 /** `rate × amount × p × (1 − p)`, rounded up to the cent; zero when the rate is zero. */
-export const tradingFee = (rate: F.Fixed, price: F.Fixed, amount: F.Fixed): F.Fixed => {
-  if (rate === 0) return F.ZERO
-  const raw = F.mul(F.mul(F.mul(rate, amount, "up"), price, "up"), F.sub(F.ONE, price), "up")
-  return F.roundTo(raw, CENT, "up")
-}
+export const tradingFee = (rate: F.Fixed, price: F.Fixed, amount: F.Fixed): F.Fixed =>
+  quadraticFee(rate, price, amount, CENT)
 
 /**
  * Fee on one taker fill: 0.07 × contracts × p × (1 − p), rounded up to the cent (10 at 0.50 → 0.175 → 0.18).
@@ -203,8 +201,9 @@ export class SimExchange {
     this.makerRate = options.fees?.makerRate ?? F.ZERO
     const specs =
       options.catalog ?? generateMarkets(options.seed, options.catalogStartMs ?? options.startMs, options.markets ?? 24)
+    const fees = { taker: this.takerRate, maker: this.makerRate, step: CENT }
     for (const spec of specs) {
-      const market = spec.market
+      const market: Market = { ...spec.market, feeSchedule: fees }
       const fv = Math.round(spec.fairValue / market.tick)
       const state: MarketState = {
         market,
