@@ -142,7 +142,10 @@ export interface Venue {
   readonly watch?: (nativeIds: ReadonlyArray<string>) => Effect.Effect<void, VenueError, Scope.Scope>
   /** The keep-alive the venue needs while orders rest: when it last succeeded or failed, and why. */
   readonly heartbeat?: Effect.Effect<HeartbeatStatus>
-  /** The venue's fee schedule on one market, where it is known: what a paper fill there pays. */
+  /**
+   * The venue's fee schedule on one market, for a venue whose market records do not carry it (`feeSchedule`): what
+   * a paper fill there pays.
+   */
   readonly fees?: (nativeId: string) => Effect.Effect<FeeRule, VenueError>
 }
 

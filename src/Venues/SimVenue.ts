@@ -1,7 +1,7 @@
 /** The embedded `sim` venue: the simulated exchange behind the VenueGateway interface, moving with the Clock. */
 import { Clock, Effect, PubSub, Schedule, Schema } from "effect"
 import type { Fixed } from "../Domain/Fixed.ts"
-import type { Capabilities, FeeRule, Venue, VenueEvent, VenueFill, VenueOrder } from "../Services/VenueGateway.ts"
+import type { Capabilities, Venue, VenueEvent, VenueFill, VenueOrder } from "../Services/VenueGateway.ts"
 import { VenueError } from "../Services/VenueGateway.ts"
 import * as F from "../Domain/Fixed.ts"
 import { generateVenueCatalogs, type SimMarketSpec, simVenueId } from "./Sim/Catalog.ts"
@@ -11,9 +11,7 @@ import {
   type SimFees,
   type SimFill,
   type SimOrderResult,
-  type SimOrderView,
-  TAKER_FEE_RATE,
-  tradingFee
+  type SimOrderView
 } from "./Sim/Exchange.ts"
 
 /**
@@ -152,11 +150,6 @@ export const makeSimVenue = (config: SimVenueConfig) =>
     const sync = Effect.flatMap(Clock.currentTimeMillis, (now) => publish(exchange.advanceTo(now)))
     yield* Effect.forkScoped(Effect.repeat(sync, Schedule.spaced(config.stepMs)))
 
-    const takerRate = config.fees?.takerRate ?? TAKER_FEE_RATE
-    const makerRate = config.fees?.makerRate ?? F.ZERO
-    const feeRule: FeeRule = (price, amount, liquidity) =>
-      tradingFee(liquidity === "taker" ? takerRate : makerRate, price, amount)
-
     const counts = { place: 0, cancel: 0, amend: 0 }
     const faults = config.faults ?? []
     /** Runs a request through the fault plan: fails before or after the exchange, or answers as the exchange did. */
@@ -224,8 +217,7 @@ export const makeSimVenue = (config: SimVenueConfig) =>
           const order = exchange.orderByClientId(clientOrderId)
           return order === undefined || order.status === "rejected" ? undefined : toVenueOrder(order)
         }),
-      subscribe: PubSub.subscribe(events),
-      fees: () => Effect.succeed(feeRule)
+      subscribe: PubSub.subscribe(events)
     }
     return venue
   })

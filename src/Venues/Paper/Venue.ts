@@ -4,7 +4,9 @@
  * of them and from the book moving through their price), with the venue's fees and tick grid.
  */
 import { Clock, Effect, PubSub, Queue, Schedule, type Scope } from "effect"
+import { quadraticFee } from "../../Domain/Fees.ts"
 import * as F from "../../Domain/Fixed.ts"
+import type { Market } from "../../Domain/Market.ts"
 import {
   type FeeRule,
   PAPER,
@@ -92,10 +94,19 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
       )
 
     /** Everything the venue reported so far on a market counts as before the first paper order there. */
-    const start = (nativeId: string) =>
+    const start = (market: Market) =>
       Effect.gen(function* () {
-        if (!feeRules.has(nativeId) && live.fees !== undefined) {
-          const rule = yield* live.fees(nativeId)
+        const nativeId = market.nativeId
+        if (!feeRules.has(nativeId)) {
+          // The schedule the market record carries, else the one the venue states for it, else none.
+          const schedule = market.feeSchedule
+          const rule: FeeRule =
+            schedule !== undefined
+              ? (price, amount, liquidity) =>
+                  quadraticFee(liquidity === "taker" ? schedule.taker : schedule.maker, price, amount, schedule.step)
+              : live.fees !== undefined
+                ? yield* live.fees(nativeId)
+                : NO_FEES
           feeRules.set(nativeId, rule)
         }
         if (!seen.has(nativeId)) {
@@ -148,7 +159,7 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
           if (!F.isMultipleOf(r.price, market.tick)) {
             return yield* Effect.fail(fail("rejected", `price is off the tick grid of ${F.format(market.tick)}`))
           }
-          yield* start(r.nativeId)
+          yield* start(market)
           const book = yield* live.book(r.nativeId)
           const now = yield* Clock.currentTimeMillis
           return yield* answer(model.place(r, modelBook(book), now))
