@@ -25,7 +25,10 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
     const gateway = yield* VenueGateway
     const buckets = yield* Buckets
 
-    /** The account a request concerns: the one it names, else the only configured one that is not a paper account, else `*`. */
+    /**
+     * The account a request concerns: the one it names, else the only configured one that is not a paper account,
+     * else `*`.
+     */
     const accountOf = (given: string | undefined) => {
       if (given === undefined) return Effect.succeed(defaultAccount(gateway.accounts))
       if (!isAccount(given)) return Effect.fail(ApiError.field("account", "must be '*' or '<venue>:<name>'"))

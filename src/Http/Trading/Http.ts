@@ -18,7 +18,10 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
     const store = yield* OrderStore
     const desk = yield* Desk
 
-    /** The account a request concerns: the one it names, else the server's only account that is not a paper account, else `*`. */
+    /**
+     * The account a request concerns: the one it names, else the server's only account that is not a paper account,
+     * else `*`.
+     */
     const accountOf = (given: string | undefined) => {
       if (given === undefined) return Effect.succeed(defaultAccount(gateway.accounts))
       return checkAccount(given)
