@@ -6,7 +6,7 @@
 import { Clock, Effect, PubSub, Queue, Schedule, type Scope } from "effect"
 import { quadraticFee } from "../../Domain/Fees.ts"
 import * as F from "../../Domain/Fixed.ts"
-import type { Market } from "../../Domain/Market.ts"
+import type { Book, Market } from "../../Domain/Market.ts"
 import {
   type FeeRule,
   PAPER,
@@ -20,6 +20,8 @@ import { type Answer, makeOrderModel, modelBook, NO_FEES, viewOf } from "./Model
 export interface PaperOptions {
   /** How often the books and trades of markets where paper orders rest are read besides the venue's stream (ms). */
   readonly pollMs?: number
+  /** How old a book read must be before it counts (ms): long enough for the venue to list the trades behind it. */
+  readonly bookLagMs?: number
 }
 
 /** How many trade ids of a market are remembered as applied (the venue lists its recent trades, newest first). */
@@ -43,6 +45,9 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
     /** Trades already applied, per market: the ones listed when its first paper order came, then every one since. */
     const seen = new Map<string, Set<string>>()
     const watched = new Set<string>()
+    /** Books read and not yet counted, oldest first, per market. */
+    const waiting = new Map<string, Array<{ readonly at: number; readonly book: Book }>>()
+    const bookLag = options.bookLagMs ?? 1000
     // The model changes under one permit: a placement never interleaves with the feed reading a book.
     const lock = yield* Effect.makeSemaphore(1)
 
@@ -78,7 +83,14 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
             if (known.size > SEEN_TRADES) seen.set(nativeId, new Set(trades.map((t) => t.id)))
             else seen.set(nativeId, known)
           }
-          if (book !== undefined) out.push(...model.bookChanged(nativeId, modelBook(book), now))
+          // A book counts once it is `bookLagMs` old: a venue streams a level thinning out before it lists the trade
+          // that thinned it, and the trade, applied first, must not find the size ahead gone already.
+          const books = waiting.get(nativeId) ?? []
+          if (book !== undefined) books.push({ at: now, book })
+          while (books.length > 0 && books[0]!.at <= now - bookLag) {
+            out.push(...model.bookChanged(nativeId, modelBook(books.shift()!.book), now))
+          }
+          waiting.set(nativeId, books)
           yield* publish(out)
         })
       )

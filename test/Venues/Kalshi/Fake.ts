@@ -190,17 +190,21 @@ export class FakeKalshi {
 
   /** An outside taker trades with others' liquidity: a public trade, and the level it took from thins (a delta). */
   trade(ticker: string, taker: "yes" | "no", price: string, amount: string) {
-    const p = f(price)
+    this.print(ticker, taker, price, amount)
+    if (taker === "yes") this.move(ticker, "no", F.format(F.sub(F.ONE, f(price))), `-${amount}`)
+    else this.move(ticker, "yes", price, `-${amount}`)
+  }
+
+  /** A public trade listed on `/markets/trades`, and nothing else (its delta streamed apart, or before it). */
+  print(ticker: string, taker: "yes" | "no", price: string, amount: string) {
     this.publicTrades.push({
       ticker,
       id: `t-${this.publicTrades.length + 1}`,
-      price: p,
+      price: f(price),
       count: f(amount),
       taker,
       ts: this.clock()
     })
-    if (taker === "yes") this.move(ticker, "no", F.format(F.sub(F.ONE, p)), `-${amount}`)
-    else this.move(ticker, "yes", price, `-${amount}`)
   }
 
   /** An outside taker fills `amount` of an own resting order (it becomes the maker). */

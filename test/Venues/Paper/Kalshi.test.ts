@@ -182,6 +182,36 @@ describe("kalshi:paper on the fake exchange", () => {
   )
 
   it.live(
+    "a level the stream thins out before the venue lists the trade that thinned it counts once",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Exchange
+        const placed = yield* authed("POST", "/trading/orders", {
+          account: "kalshi:paper",
+          market_id: A,
+          side: "buy",
+          type: "limit",
+          amount: "3",
+          price: "0.40"
+        })
+        assert.strictEqual(placed.status, 201, placed.text)
+        const order = authed("GET", `/trading/orders/${placed.body.id}?account=kalshi:paper`)
+        // 9 of the 10 ahead trade: the socket says so first, the trade list a moment later.
+        x.move(TICKER, "yes", "0.40", "-9")
+        yield* Effect.sleep("300 millis")
+        x.print(TICKER, "no", "0.40", "9")
+        yield* Effect.sleep("2500 millis")
+        assert.strictEqual((yield* order).body.filled, "0")
+        // One is left ahead: a trade of 2 at the level fills 1.
+        x.trade(TICKER, "no", "0.40", "2")
+        const filled = yield* eventually(order, (r) => r.body.filled !== "0")
+        assert.strictEqual(filled.body.filled, "1", filled.text)
+        assert.deepStrictEqual(orderRequests(x), [])
+      }).pipe(Effect.provide(server(true))),
+    30_000
+  )
+
+  it.live(
     "without credentials, kalshi:paper trades on the public book and trades it reads",
     () => scenario(false),
     30_000
