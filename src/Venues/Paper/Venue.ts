@@ -132,7 +132,9 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
             Effect.scoped(Effect.zipRight(watch, Effect.never)).pipe(
               Effect.tapError((e) => Effect.logWarning(`${venueId}:${PAPER}: cannot watch ${nativeId} (${e.reason})`)),
               Effect.ignore,
-              Effect.ensuring(Effect.sync(() => watched.delete(nativeId)))
+              Effect.ensuring(Effect.sync(() => watched.delete(nativeId))),
+              // A placement runs uninterruptible in the desk: the watch it starts must still end with the account.
+              Effect.interruptible
             ),
             scope
           )
