@@ -6,7 +6,8 @@ import { PlaceOrder } from "../src/Http/Desk/Api.ts"
 import { VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import { unrealized } from "../src/Trading/Ledger.ts"
-import { submitOrder } from "../src/Orders.ts"
+import { submitBucketOrder, submitOrder } from "../src/Orders.ts"
+import { BUCKET_PREFIX, Buckets } from "../src/Trading/Buckets.ts"
 import { replay, type RunContext } from "./Replay.ts"
 import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
 import type { TapeEvent } from "./Tape.ts"
@@ -53,6 +54,12 @@ export interface BacktestReport {
 
 type Action =
   | { readonly _tag: "place"; readonly id: string; readonly order: StrategyOrder }
+  | {
+      readonly _tag: "bucket"
+      readonly id: string
+      readonly name: string
+      readonly members: ReadonlyArray<{ readonly market_id: string; readonly flip?: boolean }>
+    }
   | { readonly _tag: "cancel"; readonly id: string }
 
 const decodeOrder = Schema.decodeUnknownEither(PlaceOrder)
@@ -69,6 +76,9 @@ export const backtest = (options: BacktestOptions) =>
     const refused: Array<{ ts: number; order: string; message: string }> = []
     const orderIds = new Map<string, string>()
     let placed = 0
+    /** What the run starts with over every venue's account (each starts with `startingCash`). */
+    let startingTotal = startingCash
+    let bucketCount = 0
     let timerCount = 0
     let seenFills = 0
     let started = false
@@ -138,6 +148,13 @@ export const backtest = (options: BacktestOptions) =>
           cash: F.format(cash)
         }
       },
+      bucket: (spec) => {
+        bucketCount += 1
+        // A run's store is new: its buckets are numbered from 1 in the order they are made.
+        const id = `b_${String(bucketCount).padStart(6, "0")}`
+        actions.push({ _tag: "bucket", id, name: spec.name, members: spec.members })
+        return `bucket:${id}`
+      },
       place: (order) => {
         placed += 1
         const id = `s-${placed}`
@@ -155,24 +172,29 @@ export const backtest = (options: BacktestOptions) =>
     const observe = (run: RunContext) =>
       Effect.gen(function* () {
         now = run.clock.unsafeCurrentTimeMillis()
+        startingTotal = F.mul(startingCash, F.fromInt(run.accounts.length))
         const gateway = Context.get(run.context, VenueGateway)
         const desk = Context.get(run.context, Desk)
-        const venue = gateway.venues[0]!
-        if (markets.length === 0)
-          markets = (yield* Effect.orDie(venue.markets)).map((m) => `${venue.info.id}:${m.nativeId}`)
+        if (markets.length === 0) {
+          for (const venue of gateway.venues) {
+            const listed = (yield* Effect.orDie(venue.markets)).map((m) => `${venue.info.id}:${m.nativeId}`)
+            markets = [...markets, ...listed]
+          }
+        }
         for (const id of markets) {
+          const venue = gateway.venue(id.slice(0, id.indexOf(":")))!
           const book = yield* Effect.orDie(venue.book(id.slice(id.indexOf(":") + 1)))
           touches.set(id, {
             bestBid: F.formatOrNull(book.bids[0]?.price),
             bestAsk: F.formatOrNull(book.asks[0]?.price)
           })
         }
-        positions = (yield* desk.ledgerPositions).filter((p) => p.account === run.account)
+        positions = (yield* desk.ledgerPositions).filter((p) => run.accounts.includes(p.account))
         for (const [clientId, orderId] of orderIds) {
           const order = yield* desk.get(orderId)
           if (order !== undefined) statuses.set(clientId, order.status)
         }
-        cash = (yield* desk.balances([run.account]))[0]!.cash
+        cash = (yield* desk.balances(run.accounts)).reduce((sum, b) => F.add(sum, b.cash), F.ZERO)
       })
 
     /** Sends what the hook asked for, in order, then lets it settle. */
@@ -181,16 +203,40 @@ export const backtest = (options: BacktestOptions) =>
         while (actions.length > 0) {
           const action = actions.shift()!
           const desk = Context.get(run.context, Desk)
+          const actor = `strategy ${strategy.name ?? ""}`.trim()
+          if (action._tag === "bucket") {
+            const made = yield* Effect.either(
+              Context.get(run.context, Buckets).create(
+                {
+                  name: action.name,
+                  members: action.members.map((m) => ({ market_id: m.market_id, flip: m.flip ?? false }))
+                },
+                actor,
+                () => Effect.void
+              )
+            )
+            if (made._tag === "Left") {
+              refused.push({ ts: now, order: action.id, message: `${made.left.code}: ${made.left.message}` })
+              log.push(`${now} bucket ${action.name} refused: ${made.left.message}`)
+            } else if (made.right.id !== action.id) {
+              return yield* Effect.dieMessage(`bucket ${made.right.id} was made where ${action.id} was promised`)
+            }
+            continue
+          }
           if (action._tag === "place") {
             const decoded = decodeOrder({ ...action.order, client_order_id: action.id })
             if (decoded._tag === "Left") {
               refused.push({ ts: now, order: action.id, message: String(decoded.left) })
               continue
             }
+            const order = decoded.right
             const result = yield* Effect.either(
-              submitOrder(decoded.right, run.account, `strategy ${strategy.name ?? ""}`.trim()).pipe(
-                Effect.provide(run.context)
-              )
+              order.market_id.startsWith(BUCKET_PREFIX)
+                ? Effect.flatMap(
+                    Context.get(run.context, Buckets).get(order.market_id.slice(BUCKET_PREFIX.length)),
+                    (bucket) => submitBucketOrder(order, bucket, actor)
+                  ).pipe(Effect.provide(run.context))
+                : submitOrder(order, run.accountOf(order.market_id), actor).pipe(Effect.provide(run.context))
             )
             if (result._tag === "Left") {
               refused.push({ ts: now, order: action.id, message: `${result.left.code}: ${result.left.message}` })
@@ -213,7 +259,7 @@ export const backtest = (options: BacktestOptions) =>
     const deliverFills = (run: RunContext) =>
       Effect.gen(function* () {
         const desk = Context.get(run.context, Desk)
-        const fills = [...(yield* desk.fills({ accounts: [run.account] }))].reverse()
+        const fills = [...(yield* desk.fills({ accounts: run.accounts }))].reverse()
         while (seenFills < fills.length) {
           const f = fills[seenFills++]!
           traded.set(f.marketId, (traded.get(f.marketId) ?? 0) + 1)
@@ -346,8 +392,8 @@ export const backtest = (options: BacktestOptions) =>
         fees: pnl.fees,
         net: openPnl === null ? null : F.format(F.sub(F.add(realized, openPnl), fees))
       },
-      starting_cash: F.format(startingCash),
-      final_equity: equity[equity.length - 1]?.[1] ?? F.format(startingCash),
+      starting_cash: F.format(startingTotal),
+      final_equity: equity[equity.length - 1]?.[1] ?? F.format(startingTotal),
       max_drawdown: F.format(drawdown),
       exposure: { max_contracts: F.format(maxContracts), time_in_market: Number((inMarketMs / span).toFixed(4)) },
       orders: placed,

@@ -110,13 +110,26 @@ const generateCommand = Command.make(
       Options.withDescription("Seconds of market"),
       Options.withDefault(3600)
     ),
+    venues: Options.integer("venues").pipe(
+      Options.withDescription(
+        "Venues 1-3: sim2 and sim3 list every market again, every other one stated the other way round (…-no)"
+      ),
+      Options.withDefault(1)
+    ),
     out: Args.file({ name: "OUT" })
   },
   (o) =>
     Effect.gen(function* () {
       const { generateTape } = yield* load(() => import("./Generator.ts"))
       const { formatTape } = yield* load(() => import("./Tape.ts"))
-      const { header, events } = generateTape({ seed: o.seed, markets: o.markets, durationS: o.durationS })
+      if (o.venues < 1 || o.venues > 3)
+        return yield* Effect.fail(new SimError({ message: `--venues must be 1 to 3, not ${o.venues}` }))
+      const { header, events } = generateTape({
+        seed: o.seed,
+        markets: o.markets,
+        durationS: o.durationS,
+        venues: o.venues
+      })
       writeFileSync(o.out, formatTape(header, events))
       yield* Console.log(`wrote ${events.length} events for ${header.markets.length} markets to ${o.out}`)
     })

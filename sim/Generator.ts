@@ -15,6 +15,12 @@ export interface GenerateOptions {
   readonly startMs?: number
   /** Time step in ms; every event of a step carries the step's ts. Default 250. */
   readonly stepMs?: number
+  /**
+   * Venues, 1–3 (default 1). Each venue after `sim` (`sim2`, `sim3`) lists every market again with makers and takers
+   * of its own and a fair value tied to the first venue's (up to noise), every other one stated the other way round
+   * (`sim2:gen-002-no`: its YES is `sim:GEN-002`'s NO), settling with it.
+   */
+  readonly venues?: number
 }
 
 /** Default start of generated tapes: 2026-01-01T00:00:00Z. */
@@ -41,6 +47,8 @@ const RESOLVE_CHANCE = 0.3
 
 interface MarketState {
   readonly id: string
+  /** A market of another venue asking the same (or, flipped, the opposite) question as `base`. */
+  readonly link?: { readonly base: MarketState; readonly flip: boolean }
   readonly rng: SeededRandom
   readonly bid: Int32Array
   readonly ask: Int32Array
@@ -74,6 +82,8 @@ export const generateTape = (options: GenerateOptions): { header: TapeHeader; ev
   if (!(durationS >= 0) || !Number.isFinite(durationS)) throw new RangeError("durationS must be ≥ 0")
   if (!Number.isSafeInteger(startMs) || startMs < 0) throw new RangeError("startMs must be a non-negative integer")
   if (!Number.isSafeInteger(stepMs) || stepMs < 1) throw new RangeError("stepMs must be a positive integer")
+  const venueCount = options.venues ?? 1
+  if (!Number.isInteger(venueCount) || venueCount < 1 || venueCount > 3) throw new RangeError("venues must be 1–3")
   const steps = Math.floor((durationS * 1000) / stepMs)
 
   const events: Array<TapeEvent> = []
@@ -126,20 +136,34 @@ export const generateTape = (options: GenerateOptions): { header: TapeHeader; ev
   const makerSize = (r: SeededRandom): number => (r.chance(0.1) ? r.int(200, 2000) : r.int(1, 150))
 
   const state: Array<MarketState> = []
-  for (let i = 0; i < count; i++) {
-    const rng = SeededRandom.derive(seed, `market:${i}`)
+  /** A linked market's fair value: its base's (the complement when flipped), moved by up to `noise`. */
+  const linkedFair = (m: MarketState, noise: number) => {
+    const base = m.link!.flip ? 10000 - m.link!.base.fair : m.link!.base.fair
+    const fair = base + m.rng.int(-noise, noise)
+    return fair < FAIR_MIN ? FAIR_MIN : fair > FAIR_MAX ? FAIR_MAX : fair
+  }
+  const open = (i: number, venue: number, base: MarketState | undefined) => {
+    const flip = base !== undefined && i % 2 === 1
+    const rng = SeededRandom.derive(seed, venue === 1 ? `market:${i}` : `market:${i}:sim${venue}`)
+    const number = String(i + 1).padStart(3, "0")
     const m: MarketState = {
-      id: `sim:GEN-${String(i + 1).padStart(3, "0")}`,
+      id: venue === 1 ? `sim:GEN-${number}` : `sim${venue}:gen-${number}${flip ? "-no" : ""}`,
+      ...(base === undefined ? {} : { link: { base, flip } }),
       rng,
       bid: new Int32Array(101),
       ask: new Int32Array(101),
-      fair: rng.int(1500, 8500),
+      fair: 0,
       bestBid: NO_BID,
       bestAsk: NO_ASK,
-      busy: rng.chance(0.3),
-      resolveStep: rng.chance(RESOLVE_CHANCE) ? rng.int(Math.floor(steps / 4), Math.max(steps, 1)) : -1,
+      busy: false,
+      resolveStep: -1,
       done: false
     }
+    m.fair = base === undefined ? rng.int(1500, 8500) : linkedFair(m, 50)
+    m.busy = rng.chance(0.3)
+    // A linked market settles with its base, never on its own.
+    m.resolveStep =
+      base === undefined && rng.chance(RESOLVE_CHANCE) ? rng.int(Math.floor(steps / 4), Math.max(steps, 1)) : -1
     const bids: Array<[string, string]> = []
     const asks: Array<[string, string]> = []
     const top = Math.ceil(m.fair / 100)
@@ -161,10 +185,15 @@ export const generateTape = (options: GenerateOptions): { header: TapeHeader; ev
     events.push({ type: "snapshot", ts, market: m.id, bids, asks })
     state.push(m)
   }
+  for (let i = 0; i < count; i++) open(i, 1, undefined)
+  for (let venue = 2; venue <= venueCount; venue++) for (let i = 0; i < count; i++) open(i, venue, state[i])
 
+  /** Each settled market's result, for the markets linked to it. */
+  const results = new Map<MarketState, boolean>()
   const resolve = (m: MarketState): void => {
     const r = m.rng
-    const yes = r.int(0, 9999) < m.fair
+    const yes = m.link === undefined ? r.int(0, 9999) < m.fair : results.get(m.link.base)! !== m.link.flip
+    results.set(m, yes)
     m.fair = yes ? 10000 : 0
     take(m, yes, Number.MAX_SAFE_INTEGER, NO_ASK)
     events.push({ type: "status", ts, market: m.id, status: "closed" })
@@ -179,15 +208,18 @@ export const generateTape = (options: GenerateOptions): { header: TapeHeader; ev
 
   const step = (m: MarketState, s: number): void => {
     const r = m.rng
-    if (s === m.resolveStep) return resolve(m)
+    if (s === m.resolveStep || (m.link !== undefined && m.link.base.done)) return resolve(m)
     if (r.chance(m.busy ? SWITCH_TO_QUIET : SWITCH_TO_BUSY)) m.busy = !m.busy
 
-    m.fair += r.int(-6, 6)
-    if (r.chance(JUMP_CHANCE)) {
-      const target = r.chance(0.5) ? 10000 : 0
-      m.fair += Math.trunc(((target - m.fair) * r.int(20, 60)) / 100)
+    if (m.link !== undefined) m.fair = linkedFair(m, 30)
+    else {
+      m.fair += r.int(-6, 6)
+      if (r.chance(JUMP_CHANCE)) {
+        const target = r.chance(0.5) ? 10000 : 0
+        m.fair += Math.trunc(((target - m.fair) * r.int(20, 60)) / 100)
+      }
+      m.fair = m.fair < FAIR_MIN ? FAIR_MIN : m.fair > FAIR_MAX ? FAIR_MAX : m.fair
     }
-    m.fair = m.fair < FAIR_MIN ? FAIR_MIN : m.fair > FAIR_MAX ? FAIR_MAX : m.fair
 
     // Informed takers pick off quotes left half a cent or more on the wrong side of fair.
     for (let n = 0; n < 4 && m.bestAsk < NO_ASK && m.bestAsk * 100 <= m.fair - 50; n++)
@@ -228,19 +260,23 @@ export const generateTape = (options: GenerateOptions): { header: TapeHeader; ev
 
   for (let s = 1; s <= steps; s++) {
     ts = startMs + s * stepMs
-    for (let i = 0; i < count; i++) {
-      const m = state[i]!
-      if (!m.done) step(m, s)
-    }
+    for (const m of state) if (!m.done) step(m, s)
   }
 
   const header: TapeHeader = {
     type: "header",
     version: 1,
     source: "generated",
-    markets: state.map((m, i) => ({ id: m.id, title: `Generated market ${i + 1}`, tick: "0.01", lot: "1" })),
+    markets: state.map((m, i) => ({
+      id: m.id,
+      title: `Generated market ${(i % count) + 1}${m.link?.flip === true ? ", stated the other way round" : ""}`,
+      tick: "0.01",
+      lot: "1"
+    })),
     seed,
-    notes: `sim/Generator.ts: ${count} markets, ${durationS} s, step ${stepMs} ms`
+    notes: `sim/Generator.ts: ${count} markets, ${durationS} s, step ${stepMs} ms${
+      venueCount > 1 ? `, on ${venueCount} venues` : ""
+    }`
   }
   return { header, events }
 }

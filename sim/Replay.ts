@@ -8,23 +8,31 @@ import { Auth } from "../src/Services/Auth.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"
 import { OrderStore } from "../src/Services/OrderStore.ts"
 import { VenueGateway } from "../src/Services/VenueGateway.ts"
+import type { Buckets } from "../src/Trading/Buckets.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import type { Journal } from "../src/Trading/Journal.ts"
 import { submitOrder } from "../src/Orders.ts"
 import { parseTape, type TapeEvent, type TapeHeader } from "./Tape.ts"
 import { DiscreteClock } from "./DiscreteClock.ts"
 import { DrainScheduler } from "./DrainScheduler.ts"
-import { makeTapeVenue } from "./TapeVenue.ts"
+import { makeTapeVenue, type TapeVenue } from "./TapeVenue.ts"
+
+const venueOfMarket = (marketId: string) => marketId.slice(0, marketId.indexOf(":"))
 
 /** One order of a scenario: placed `at_ms` after the tape's first event, with the body of `POST /trading/orders`. */
 export const ScenarioOrder = Schema.Struct({ at_ms: Schema.Int.pipe(Schema.nonNegative()), order: PlaceOrder })
 export type ScenarioOrder = typeof ScenarioOrder.Type
 export const Scenario = Schema.Array(ScenarioOrder)
 
-/** What a run hands to hooks: the services the engine runs on, and the account orders go to. */
+/** What a run hands to hooks: the services the engine runs on, and the accounts orders go to. */
 export interface RunContext {
-  readonly context: Context.Context<Desk | Engine | OrderStore | Journal | VenueGateway>
+  readonly context: Context.Context<Desk | Engine | OrderStore | Journal | VenueGateway | Buckets>
+  /** The account of the tape's first venue. */
   readonly account: string
+  /** Every venue's account (`<venue>:default`), in the tape's order of venues. */
+  readonly accounts: ReadonlyArray<string>
+  /** The account that trades a market: its venue's. */
+  readonly accountOf: (marketId: string) => string
   /** The run's clock: read it with `Clock`, move it with `clock.setTime`. */
   readonly clock: DiscreteClock
   /** Lets every fiber of the run finish what was started before going on. */
@@ -36,7 +44,7 @@ export type Wiring = (
   venues: Layer.Layer<VenueGateway>,
   seed: number,
   startingCash: string
-) => Layer.Layer<Desk | Engine | OrderStore | Journal | VenueGateway, never, never>
+) => Layer.Layer<Desk | Engine | OrderStore | Journal | VenueGateway | Buckets, never, never>
 
 export const simWiring: Wiring = (venues, seed, startingCash) =>
   serverServices({
@@ -107,18 +115,30 @@ export const replay = (options: ReplayOptions) => {
   return Effect.gen(function* () {
     const seed = options.seed ?? 1
     const scope = yield* Scope.make()
-    const venue = yield* makeTapeVenue(header)
+    // A tape may hold several venues' markets: each venue is fed its own, and trades on its own account.
+    const venueIds = [...new Set(header.markets.map((m) => venueOfMarket(m.id)))]
+    const tapeVenues = new Map<string, TapeVenue>()
+    for (const id of venueIds.length === 0 ? ["sim"] : venueIds) {
+      tapeVenues.set(
+        id,
+        yield* makeTapeVenue({ ...header, markets: header.markets.filter((m) => venueOfMarket(m.id) === id) })
+      )
+    }
+    const venues = [...tapeVenues.values()]
     const wiring = options.wiring ?? simWiring
     const services = wiring(
-      Layer.succeed(VenueGateway, VenueGateway.fromVenues([venue])),
+      Layer.succeed(VenueGateway, VenueGateway.fromVenues(venues)),
       seed,
       options.startingCash ?? "10000"
     )
     const context = yield* Layer.buildWithScope(services, scope)
     const desk = Context.get(context, Desk)
     const store = Context.get(context, OrderStore)
-    const account = `${venue.info.id}:default`
-    const run: RunContext = { context, account, clock, settle }
+    const accounts = venues.map((v) => `${v.info.id}:default`)
+    const account = accounts[0]!
+    const accountOf = (marketId: string) =>
+      tapeVenues.has(venueOfMarket(marketId)) ? `${venueOfMarket(marketId)}:default` : account
+    const run: RunContext = { context, account, accounts, accountOf, clock, settle }
     const hooks = options.hooks ?? {}
     const orders = [...(options.orders ?? [])].sort((a, b) => a.at_ms - b.at_ms)
     const refused: Array<{ at_ms: number; code: string; message: string }> = []
@@ -131,7 +151,9 @@ export const replay = (options: ReplayOptions) => {
           yield* clock.setTime(due)
           const send =
             options.submit === undefined
-              ? Effect.asVoid(submitOrder(item.order, account, "replay").pipe(Effect.provide(context)))
+              ? Effect.asVoid(
+                  submitOrder(item.order, accountOf(item.order.market_id), "replay").pipe(Effect.provide(context))
+                )
               : options.submit(item.order, run)
           const result = yield* Effect.either(send)
           if (result._tag === "Left")
@@ -190,6 +212,7 @@ export const replay = (options: ReplayOptions) => {
       // Market data of this moment, in tape order; child updates it causes settle after each.
       for (; i < events.length && events[i]!.ts === t; i++) {
         const event = events[i]!
+        const venue = tapeVenues.get(venueOfMarket(event.market)) ?? venues[0]!
         const reported = venue.applyNow(event)
         // Child updates first (fills and order changes the event caused), then the market view.
         if (reported.length > 1 || (reported.length === 1 && reported[0]!._tag !== "Book")) {
@@ -227,13 +250,13 @@ export const replay = (options: ReplayOptions) => {
     const byStatus: Record<string, number> = {}
     for (const o of all) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1
     const positions = yield* desk.ledgerPositions
-    const balances = yield* desk.balances([account])
+    const balances = yield* desk.balances(accounts)
     const summary: ReplaySummary = {
       tape: { source: header.source, markets: header.markets.length, events: events.length },
       seed,
       orders: { submitted: orders.length, refused, by_status: byStatus },
       fills: (yield* desk.fills({})).length,
-      cash: F.format(balances[0]!.cash),
+      cash: F.format(balances.reduce((sum, b) => F.add(sum, b.cash), F.ZERO)),
       positions: positions.map((p) => ({
         market_id: p.marketId,
         contracts: F.format(p.contracts),

@@ -63,6 +63,14 @@ export interface StrategyContext {
     readonly fees: string
     readonly cash: string
   }
+  /**
+   * Makes a bucket of markets on the tape's venues (`flip`: that market's YES is the bucket's NO); answers its market
+   * id, `bucket:<id>`, for `market` orders routed across the members (`price` is the worst price in bucket terms).
+   */
+  readonly bucket: (spec: {
+    readonly name: string
+    readonly members: ReadonlyArray<{ readonly market_id: string; readonly flip?: boolean }>
+  }) => string
   /** Asks for an order; answers its client order id (`s-<n>`), which `cancel` takes. */
   readonly place: (order: StrategyOrder) => string
   readonly cancel: (clientOrderId: string) => void

@@ -134,10 +134,16 @@ export const takeAmounts = (d: Driver, rt: Runtime, role: string, seen: ChildRec
   rt.fee = F.add(rt.fee, F.sub(order.fee, before.fee))
   const counts = kindOf(d, rt).counts
   if (counts === undefined || counts(role, rt.params)) {
+    // A bucket order counts in bucket terms: a flipped member's contract at p costs 1 − p.
+    const flip = rt.members?.find((m) => m.marketId === order.marketId)?.flip === true
+    const cost = F.sub(order.cost, before.cost)
     rt.filled = F.add(rt.filled, filled)
-    rt.cost = F.add(rt.cost, F.sub(order.cost, before.cost))
+    rt.cost = F.add(rt.cost, flip ? F.sub(filled, cost) : cost)
     if (filled > 0 && order.lastFillPrice !== null && order.lastFillAmount !== null) {
-      rt.lastFill = { price: order.lastFillPrice, amount: order.lastFillAmount }
+      rt.lastFill = {
+        price: flip ? F.sub(F.ONE, order.lastFillPrice) : order.lastFillPrice,
+        amount: order.lastFillAmount
+      }
     }
   }
   return { filled: order.filled, cost: order.cost, fee: order.fee }

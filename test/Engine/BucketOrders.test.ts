@@ -141,6 +141,13 @@ describe("buckets over two sim venues", () => {
           fills.reduce((s, f) => s + Number(f.amount), 0),
           amount
         )
+        // The parent's cost and average are in bucket terms: a flipped member's contract at p costs 1 − p.
+        const bucketCost = fills.reduce(
+          (t, f) => t + (f.market_id === twin ? 1 - Number(f.price) : Number(f.price)) * Number(f.amount),
+          0
+        )
+        assert.closeTo(Number(parent.cost), bucketCost, 1e-6)
+        assert.isAtMost(Number(parent.average_price), worst)
         for (const f of fills) {
           const inBucket = f.market_id === twin ? 1 - Number(f.price) : Number(f.price)
           assert.isAtMost(inBucket + Number(f.fee) / Number(f.amount), worst + 1e-9, JSON.stringify(f))

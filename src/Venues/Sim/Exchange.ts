@@ -324,7 +324,9 @@ export class SimExchange {
     if (previous !== undefined && previous.state.status !== "rejected") {
       return refused("invalid", "duplicate_client_order_id", events)
     }
-    const id = `sim-${String(++this.orderSeq).padStart(6, "0")}`
+    // The exchange's start in the id: a server started again later never hands out an id the last run used, so a
+    // report about a new order is never taken for one the desk kept from before.
+    const id = `sim-${this.startMs.toString(36)}-${String(++this.orderSeq).padStart(6, "0")}`
     const clientOrderId = req.clientOrderId ?? id
     const version = s.book.version
     const placed = s.book.place({

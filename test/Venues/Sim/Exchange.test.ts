@@ -111,13 +111,18 @@ describe("SimExchange determinism", () => {
     expect(all.some((e) => e._tag === "OrderUpdate" && e.order.status === "expired")).toBe(true)
   })
 
-  it("orders ids come from a counter", () => {
+  it("orders ids come from a counter after the exchange's start, so a later start never repeats one", () => {
     const ex = make()
     const id = openIds(ex)[0]!
     const ids = [1, 2, 3].map(
       (i) => accepted(ex.placeOrder({ marketId: id, side: "buy", price: TICK, amount: F.fromInt(i) }, START)).order.id
     )
-    expect(ids).toEqual(["sim-000001", "sim-000002", "sim-000003"])
+    const run = START.toString(36)
+    expect(ids).toEqual([`sim-${run}-000001`, `sim-${run}-000002`, `sim-${run}-000003`])
+    const later = new SimExchange({ seed: 11, startMs: START + 1000, stepMs: 1000 })
+    expect(
+      accepted(later.placeOrder({ marketId: id, side: "buy", price: TICK, amount: F.ONE }, START + 1000)).order.id
+    ).not.toBe(ids[0])
   })
 })
 
