@@ -70,6 +70,8 @@ export interface OwnOrder {
   status: VenueOrderStatus
   /** Displayed size ahead of this order at its level; it fills once trades have worked through it. */
   ahead: F.Fixed
+  /** When it took its place in the queue (placed, or queued again by an amend). */
+  queuedAt: number
   queuePriorityPreserved: boolean | null
   updatedAt: number
 }
@@ -246,17 +248,21 @@ export const makeOrderModel = (options: ModelOptions) => {
 
     /**
      * A book changed. `touched` names the one level a change touched (the others are as they were, and no order is
-     * queued behind more than its level shows); without it, any level may have changed. A level that thins out in
+     * queued behind more than its level shows); without it, any level may have changed. `readAt`, when the book was
+     * read some time ago, leaves out the orders queued since. A level that thins out in
      * front of a resting order moves it up its queue; a book that moved through a resting order's price fills it.
      */
     bookChanged: (
       nativeId: string,
       book: ModelBook,
       ts: number,
-      touched?: { readonly side: Side; readonly price: F.Fixed }
+      touched?: { readonly side: Side; readonly price: F.Fixed },
+      readAt?: number
     ): Array<VenueEvent> => {
       const out: Array<VenueEvent> = []
-      const rest = live(nativeId)
+      const all = live(nativeId)
+      // A book read before an order took its place says nothing of that order's queue.
+      const rest = readAt === undefined ? all : all.filter((o) => o.queuedAt <= readAt)
       if (rest.length === 0) return out
       for (const o of rest) {
         if (touched !== undefined && (o.side !== touched.side || o.price !== touched.price)) continue
@@ -309,6 +315,7 @@ export const makeOrderModel = (options: ModelOptions) => {
         fee: F.ZERO,
         status: "open",
         ahead: book.sizeAt(restingSide(r.side), r.price),
+        queuedAt: now,
         queuePriorityPreserved: null,
         updatedAt: now
       }
@@ -362,6 +369,7 @@ export const makeOrderModel = (options: ModelOptions) => {
       if (!keeps) {
         o.price = price
         o.ahead = book.sizeAt(restingSide(o.side), price)
+        o.queuedAt = now
         const set = resting.get(o.nativeId)
         if (set !== undefined && set.delete(o)) set.add(o)
       }

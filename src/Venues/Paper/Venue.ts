@@ -67,7 +67,10 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
     const feed = (nativeId: string) =>
       lock.withPermits(1)(
         Effect.gen(function* () {
-          if (!model.hasResting(nativeId)) return
+          if (!model.hasResting(nativeId)) {
+            waiting.delete(nativeId)
+            return
+          }
           const trades = yield* live.trades(nativeId).pipe(Effect.orElseSucceed(() => undefined))
           const book = yield* live.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
           const now = yield* Clock.currentTimeMillis
@@ -88,7 +91,8 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
           const books = waiting.get(nativeId) ?? []
           if (book !== undefined) books.push({ at: now, book })
           while (books.length > 0 && books[0]!.at <= now - bookLag) {
-            out.push(...model.bookChanged(nativeId, modelBook(books.shift()!.book), now))
+            const { at, book: read } = books.shift()!
+            out.push(...model.bookChanged(nativeId, modelBook(read), now, undefined, at))
           }
           waiting.set(nativeId, books)
           yield* publish(out)
