@@ -45,6 +45,12 @@ const simCash = Options.text("sim-cash").pipe(
   Options.withDescription("Cash each sim account starts with (default $CROSSBOOK_SIM_CASH or 10000)"),
   Options.optional
 )
+const paperCash = Options.text("paper-cash").pipe(
+  Options.withDescription(
+    "Cash each paper account (<venue>:paper) starts with (default $CROSSBOOK_PAPER_CASH or 10000)"
+  ),
+  Options.optional
+)
 const simFaults = Options.file("sim-faults").pipe(
   Options.withDescription("A JSON fault plan for the sim venue: [{op, nth, kind, retry_after_s?, reached?}]"),
   Options.optional
@@ -66,7 +72,19 @@ const venueList = Options.text("venues").pipe(
 
 const serve = Command.make(
   "serve",
-  { host, port, db, control, envFile, simSeed, simCash, simFaults, simVenues: simVenueCount, venues: venueList },
+  {
+    host,
+    port,
+    db,
+    control,
+    envFile,
+    simSeed,
+    simCash,
+    paperCash,
+    simFaults,
+    simVenues: simVenueCount,
+    venues: venueList
+  },
   (options) => Effect.flatMap(stack, (m) => m.serve(options))
 ).pipe(Command.withDescription("Run the trading server (embedded sim venue, SQLite under the home folder)"))
 
@@ -132,15 +150,23 @@ const callServer = (method: string, path: string, body?: unknown) =>
     return yield* new CliError({ message: `${method} ${path} answered ${response.status} ${detail}`.trim() })
   })
 
+/** The account an order command concerns (`sim:paper`, say); the server's own account when not given. */
+const orderAccount = Options.text("account").pipe(
+  Options.withDescription("<venue>:<name>, e.g. sim:paper (default: the server's only account that is not paper)"),
+  Options.optional
+)
+
 const ordersList = Command.make(
   "list",
   {
     status: Options.text("status").pipe(Options.withDescription("Comma list of statuses"), Options.optional),
     market: Options.text("market").pipe(Options.withDescription("Only this market id"), Options.optional),
+    account: orderAccount,
     limit: Options.integer("limit").pipe(Options.withDefault(100))
   },
   (o) => {
     const query = new URLSearchParams({ limit: String(o.limit) })
+    if (Option.isSome(o.account)) query.set("account", o.account.value)
     if (Option.isSome(o.status)) query.set("status", o.status.value)
     if (Option.isSome(o.market)) query.set("market_id", o.market.value)
     return callServer("GET", `/trading/orders?${query}`)
@@ -156,10 +182,12 @@ const ordersPlace = Command.make(
     price: Options.text("price").pipe(Options.withDescription("Limit price, or a market order's protection")),
     type: Options.choice("type", ["limit", "market"]).pipe(Options.withDefault("limit" as const)),
     tif: Options.choice("tif", ["gtc", "gtd", "ioc", "fok"]).pipe(Options.optional),
-    clientOrderId: Options.text("client-order-id").pipe(Options.optional)
+    clientOrderId: Options.text("client-order-id").pipe(Options.optional),
+    account: orderAccount
   },
   (o) =>
     callServer("POST", "/trading/orders", {
+      ...(Option.isSome(o.account) ? { account: o.account.value } : {}),
       market_id: o.market,
       side: o.side,
       amount: o.amount,
@@ -170,8 +198,11 @@ const ordersPlace = Command.make(
     })
 ).pipe(Command.withDescription("Place a plain order"))
 
-const ordersCancel = Command.make("cancel", { id: Args.text({ name: "ID" }) }, ({ id }) =>
-  callServer("DELETE", `/trading/orders/${encodeURIComponent(id)}`)
+const ordersCancel = Command.make("cancel", { id: Args.text({ name: "ID" }), account: orderAccount }, (o) =>
+  callServer(
+    "DELETE",
+    `/trading/orders/${encodeURIComponent(o.id)}${Option.isSome(o.account) ? `?account=${encodeURIComponent(o.account.value)}` : ""}`
+  )
 ).pipe(Command.withDescription("Cancel an order"))
 
 const orders = Command.make("orders").pipe(

@@ -28,6 +28,7 @@ import { Journal } from "./Trading/Journal.ts"
 import { FaultPlan, type FaultRule, makeSimVenues } from "./Venues/SimVenue.ts"
 import { localMatchingLayer } from "./Matching/Local.ts"
 import { MatchingClient, serviceApiKey } from "./Services/MatchingClient.ts"
+import { makePaperVenue } from "./Venues/Paper/Venue.ts"
 import { parseVenueList, servedVenuesLayer, simVenueCountFrom } from "./Venues/Venues.ts"
 import * as F from "./Domain/Fixed.ts"
 import { NAME, VERSION } from "./Version.ts"
@@ -39,10 +40,12 @@ export const venuesLayer = (config: {
   readonly markets?: number
   readonly faults?: ReadonlyArray<FaultRule>
   readonly simVenues?: number
+  /** Whether each sim venue has its paper account too (`serve` always gives it one). */
+  readonly paper?: boolean
 }) =>
   Layer.scoped(
     VenueGateway,
-    Effect.map(
+    Effect.flatMap(
       makeSimVenues({
         seed: config.seed,
         stepMs: config.stepMs ?? 1000,
@@ -50,7 +53,11 @@ export const venuesLayer = (config: {
         faults: config.faults ?? [],
         count: config.simVenues ?? 1
       }),
-      (sims) => VenueGateway.fromVenues(sims)
+      (sims) =>
+        Effect.map(
+          config.paper === true ? Effect.forEach(sims, (v) => makePaperVenue(v)) : Effect.succeed([]),
+          (paper) => VenueGateway.fromVenues(sims, paper)
+        )
     )
   )
 
@@ -72,6 +79,8 @@ export const deskServices = <E1, E2, E3 = never>(options: {
   /** How many embedded sim venues, when `venues` is not given (default 1). */
   readonly simVenues?: number
   readonly startingCash?: string
+  /** Cash each paper account starts with (default 10000). */
+  readonly paperCash?: F.Fixed
   /** The server's journal: the placements of one turn of the event loop commit together. */
   readonly gatherCommits?: boolean
   readonly store: Layer.Layer<OrderStore, E1>
@@ -90,7 +99,10 @@ export const deskServices = <E1, E2, E3 = never>(options: {
     options.auth
   )
   const withJournal = Layer.provideMerge(Journal.layerWith({ gather: options.gatherCommits ?? false }), base)
-  return Layer.provideMerge(Desk.layer({ startingCash: F.of(options.startingCash ?? "10000") }), withJournal)
+  return Layer.provideMerge(
+    Desk.layer({ startingCash: F.of(options.startingCash ?? "10000"), paperCash: options.paperCash ?? F.of("10000") }),
+    withJournal
+  )
 }
 
 /** Everything the server runs on: the desk's services and the engine that holds complex orders. */
@@ -232,6 +244,7 @@ export interface ServeOptions {
   readonly envFile: Option.Option<string>
   readonly simSeed: Option.Option<number>
   readonly simCash: Option.Option<string>
+  readonly paperCash: Option.Option<string>
   readonly simFaults: Option.Option<string>
   readonly simVenues: Option.Option<number>
   readonly venues: Option.Option<string>
@@ -248,6 +261,13 @@ export const serve = (options: ServeOptions) =>
       })
     }
     const faults = Option.isSome(options.simFaults) ? yield* readFaultPlan(options.simFaults.value) : []
+    const paperCashText = Option.getOrElse(options.paperCash, () => process.env["CROSSBOOK_PAPER_CASH"] ?? "10000")
+    const paperCash = F.parse(paperCashText.trim())
+    if (paperCash === undefined || paperCash < 0) {
+      return yield* Effect.fail(
+        new CliError({ message: `--paper-cash must be a decimal of at most six places, not '${paperCashText}'` })
+      )
+    }
     privateFiles()
     const home = ensureHome(homeFolder())
     // The home is this process's before anything in it is read or written; the port is bound before the databases
@@ -274,6 +294,7 @@ export const serve = (options: ServeOptions) =>
         faults,
         venues,
         startingCash: Option.getOrElse(options.simCash, () => process.env["CROSSBOOK_SIM_CASH"] ?? "10000"),
+        paperCash,
         gatherCommits: true,
         store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(dbFile))),
         auth: authLayer(controlFile)

@@ -139,7 +139,8 @@ const say = (text: string, error = false) => {
 
 const cancel = async (id: string) => {
   try {
-    const order = await call("DELETE", `/trading/orders/${encodeURIComponent(id)}`)
+    // The order is looked for among the chosen account's (a paper account's order is not the default account's).
+    const order = await call("DELETE", `/trading/orders/${encodeURIComponent(id)}${query({ account: account() })}`)
     say(`cancel ${short(id)}: ${order.status}`)
   } catch (error) {
     say(`cancel ${short(id)}: ${describe(error)}`, true)

@@ -101,6 +101,9 @@ export const orderNumber = (id: string): number => Number(id.slice(id.indexOf("_
 
 export const remainingOf = (order: Order): F.Fixed => F.sub(order.amount, order.filled)
 
+/** The name of every venue's paper account (`<venue>:paper`), whose orders never leave the server. */
+export const PAPER_NAME = "paper"
+
 /** The interface's Order record: every field present, decimals as strings, ms timestamps. */
 export const renderOrder = (o: Order) => ({
   id: o.id,
@@ -134,7 +137,8 @@ export const renderOrder = (o: Order) => ({
   book: o.book,
   trader: o.trader,
   tags: o.tags,
-  info: o.info
+  // An order of a paper account says so wherever it is read.
+  info: o.account.name === PAPER_NAME ? { ...o.info, paper: true } : o.info
 })
 export type OrderRecord = ReturnType<typeof renderOrder>
 

@@ -4,7 +4,7 @@ import { Context, Effect, Either, Fiber, Queue, Stream } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import { allows, Auth } from "../Services/Auth.ts"
 import type { JournalEvent } from "../Services/OrderStore.ts"
-import { VenueGateway } from "../Services/VenueGateway.ts"
+import { defaultAccount, VenueGateway } from "../Services/VenueGateway.ts"
 import { Journal } from "../Trading/Journal.ts"
 import { respond } from "./Errors.ts"
 import { requestToken } from "./Security.ts"
@@ -93,7 +93,7 @@ export const EventsRoute = HttpApiBuilder.Router.use((router) =>
           yield* Fiber.join(reading).pipe(Effect.ignore)
           return HttpServerResponse.empty()
         }
-        const account = gateway.accounts.length === 1 ? gateway.accounts[0]! : "*"
+        const account = defaultAccount(gateway.accounts)
         if (!allows(principal.right, "view", account)) {
           yield* write(new Socket.CloseEvent(CLOSE_FORBIDDEN, `this token lacks the 'view' permission on '${account}'`))
           yield* Fiber.join(reading).pipe(Effect.ignore)

@@ -2,6 +2,7 @@
 import { Context, Data, type Effect, type Queue, type Scope } from "effect"
 import type { Fixed } from "../Domain/Fixed.ts"
 import type { Book, Market, Side, Trade } from "../Domain/Market.ts"
+import { PAPER_NAME } from "../Domain/Order.ts"
 
 export const CAPABILITY_KEYS = [
   "fetch_markets",
@@ -141,7 +142,21 @@ export interface Venue {
   readonly watch?: (nativeIds: ReadonlyArray<string>) => Effect.Effect<void, VenueError, Scope.Scope>
   /** The keep-alive the venue needs while orders rest: when it last succeeded or failed, and why. */
   readonly heartbeat?: Effect.Effect<HeartbeatStatus>
+  /**
+   * The venue's fee schedule on one market, for a venue whose market records do not carry it (`feeSchedule`): what
+   * a paper fill there pays.
+   */
+  readonly fees?: (nativeId: string) => Effect.Effect<FeeRule, VenueError>
 }
+
+/** The fee of one fill of `amount` contracts at YES price `price`. */
+export type FeeRule = (price: Fixed, amount: Fixed, liquidity: "maker" | "taker") => Fixed
+
+/** The name of every venue's paper account: `<venue>:paper` trades on live market data, its orders never leave. */
+export const PAPER = PAPER_NAME
+
+/** Whether an account `<venue>:<name>` is a paper account. */
+export const isPaperAccount = (account: string): boolean => account.slice(account.indexOf(":") + 1) === PAPER
 
 export interface VenueBalance {
   readonly cash: Fixed
@@ -167,18 +182,48 @@ export interface HeartbeatStatus {
   readonly lastErrorAt: number | null
 }
 
+/**
+ * The account a request that names none concerns: the server's only account that is not a paper one, else `*`
+ * (every account).
+ */
+export const defaultAccount = (accounts: ReadonlyArray<string>): string => {
+  const own = accounts.filter((a) => !isPaperAccount(a))
+  return own.length === 1 ? own[0]! : "*"
+}
+
 export class VenueGateway extends Context.Tag("crossbook/VenueGateway")<
   VenueGateway,
   {
     readonly venues: ReadonlyArray<Venue>
     readonly venue: (id: string) => Venue | undefined
-    /** Every configured account, `<venue>:<name>`, in venue then name order. */
+    /** Every configured account, `<venue>:<name>`, in venue order: the venue's own, then its paper account. */
     readonly accounts: ReadonlyArray<string>
+    /**
+     * The handle that trades for an account `<venue>:<name>`: the paper one for `<venue>:paper`, else the venue's
+     * own. Its market data is the venue's either way.
+     */
+    readonly trading: (account: string) => Venue | undefined
+    /** Every trading handle: each venue, then its paper handle when it has one. */
+    readonly handles: ReadonlyArray<Venue>
   }
 >() {
-  static fromVenues(venues: ReadonlyArray<Venue>): Context.Tag.Service<VenueGateway> {
+  /** The gateway of these venues; `paper` holds the paper handles, one per venue at most, by the venue's id. */
+  static fromVenues(venues: ReadonlyArray<Venue>, paper: ReadonlyArray<Venue> = []): Context.Tag.Service<VenueGateway> {
     const byId = new Map(venues.map((v) => [v.info.id, v]))
-    const accounts = venues.flatMap((v) => v.accounts.map((name) => `${v.info.id}:${name}`))
-    return { venues, venue: (id) => byId.get(id), accounts }
+    const paperById = new Map(paper.map((v) => [v.info.id, v]))
+    const accounts = venues.flatMap((v) => [
+      ...v.accounts.map((name) => `${v.info.id}:${name}`),
+      ...(paperById.has(v.info.id) ? [`${v.info.id}:${PAPER}`] : [])
+    ])
+    const handles = venues.flatMap((v) => {
+      const p = paperById.get(v.info.id)
+      return p === undefined ? [v] : [v, p]
+    })
+    const trading = (account: string) => {
+      const colon = account.indexOf(":")
+      const id = account.slice(0, colon)
+      return account.slice(colon + 1) === PAPER ? paperById.get(id) : byId.get(id)
+    }
+    return { venues, venue: (id) => byId.get(id), accounts, trading, handles }
   }
 }

@@ -4,7 +4,7 @@
  */
 import { Clock, Effect } from "effect"
 import type { ApiError } from "../Domain/Errors.ts"
-import { type Order, TERMINAL } from "../Domain/Order.ts"
+import { accountId, type Order, TERMINAL } from "../Domain/Order.ts"
 import type { Venue } from "../Services/VenueGateway.ts"
 
 export interface BulkCancelling {
@@ -14,7 +14,8 @@ export interface BulkCancelling {
   readonly wanted: (order: Order) => boolean
   /** The market the request names, if it names one. */
   readonly marketId: string | undefined
-  readonly venue: (id: string) => Venue | undefined
+  /** The handle that trades for an account. */
+  readonly trading: (account: string) => Venue | undefined
   readonly cancelOne: (order: Order) => Effect.Effect<Order, ApiError>
   readonly lookup: (id: string) => Order | undefined
   readonly setOrder: (order: Order, kind: string) => Effect.Effect<void>
@@ -24,13 +25,14 @@ export interface BulkCancelling {
 export const cancelWanted = (c: BulkCancelling) =>
   Effect.gen(function* () {
     const orders = c.live.filter((o) => o.heldBy === "venue" && o.venueOrderId !== null && !TERMINAL.has(o.status))
-    const byVenue = new Map<string, Array<Order>>()
-    for (const o of orders) byVenue.set(o.venue, [...(byVenue.get(o.venue) ?? []), o])
+    // Grouped by account: each account's trading handle (a venue's own, or its paper one) is asked for its orders.
+    const byAccount = new Map<string, Array<Order>>()
+    for (const o of orders) byAccount.set(accountId(o.account), [...(byAccount.get(accountId(o.account)) ?? []), o])
     let count = 0
-    for (const [venueId, all] of byVenue) {
+    for (const [account, all] of byAccount) {
       const wanted = all.filter(c.wanted)
       if (wanted.length === 0) continue
-      const venue = c.venue(venueId)
+      const venue = c.trading(account)
       const bulk = venue === undefined ? undefined : bulkCall(venue, all, wanted, c.marketId)
       const done =
         bulk === undefined

@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import { type Order, TERMINAL } from "../Domain/Order.ts"
+import { accountId, type Order, TERMINAL } from "../Domain/Order.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { Venue, VenueOrder } from "../Services/VenueGateway.ts"
 import type { Held } from "./Held.ts"
@@ -11,7 +11,8 @@ import { checkPrice } from "./Placement.ts"
 /** What changing an order needs of the desk: its memory and lookups, and its ways to apply a venue's answer. */
 export interface Changing {
   readonly memory: Held
-  readonly venueOf: (id: string) => Effect.Effect<Venue, ApiError>
+  /** The handle that trades for an account (its paper one for `<venue>:paper`). */
+  readonly tradingOf: (account: string) => Effect.Effect<Venue, ApiError>
   readonly orderOr404: (id: string) => Effect.Effect<Order, ApiError>
   readonly applyAnswer: (venue: string, answer: VenueOrder) => Effect.Effect<void>
   readonly applySnapshot: (order: Order, snapshot: VenueOrder) => Effect.Effect<void>
@@ -24,7 +25,7 @@ export const cancelAtVenue = (c: Changing, order: Order) =>
   Effect.gen(function* () {
     if (TERMINAL.has(order.status)) return order
     if (order.venueOrderId === null) return order
-    const venue = yield* c.venueOf(order.venue)
+    const venue = yield* c.tradingOf(accountId(order.account))
     const answer = yield* Effect.either(venue.cancelOrder(order.venueOrderId))
     if (answer._tag === "Left") {
       const current = c.memory.lookup(order.id)!
@@ -53,7 +54,7 @@ export const amendAtVenue = (
         validation("expires_at", "the sim venue cannot change an order's expiry; cancel and place again")
       )
     }
-    const venue = yield* c.venueOf(order.venue)
+    const venue = yield* c.tradingOf(accountId(order.account))
     const market = yield* Effect.mapError(venue.market(order.marketId.slice(order.venue.length + 1)), fromVenueError)
     if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(order.venue, order.marketId))
     const next: { price?: F.Fixed; amount?: F.Fixed } = {}

@@ -7,7 +7,14 @@ import { accountId, type Order, orderNumber, renderOrder, TERMINAL, type TimeInF
 import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { Batch, JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
-import { type Venue, type VenueEvent, type VenueOrder, VenueGateway } from "../Services/VenueGateway.ts"
+import {
+  isPaperAccount,
+  PAPER,
+  type Venue,
+  type VenueEvent,
+  type VenueOrder,
+  VenueGateway
+} from "../Services/VenueGateway.ts"
 import { Held, OPEN_STATUSES } from "./Held.ts"
 import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
@@ -81,6 +88,8 @@ export interface RiskRecord {
 export interface DeskConfig {
   /** Cash each account starts with. */
   readonly startingCash: F.Fixed
+  /** Cash each paper account (`<venue>:paper`) starts with; `startingCash` when not given. */
+  readonly paperCash?: F.Fixed
 }
 
 const validation = (field: string, message: string) => ApiError.field(field, message)
@@ -108,7 +117,8 @@ const makeDesk = (config: DeskConfig) =>
     const openStatuses = OPEN_STATUSES
     const memory = new Held()
     const lookup = (id: string): Order | undefined => memory.lookup(id)
-    const ledger = new Ledger(() => config.startingCash)
+    const paperCash = config.paperCash ?? config.startingCash
+    const ledger = new Ledger((account) => (isPaperAccount(account) ? paperCash : config.startingCash))
     /** Today's fills on a ledger of their own (for the daily loss limit), read from the store when the day turns. */
     let today: { start: number; ledger: Ledger } | undefined
     let counter = 0
@@ -173,6 +183,15 @@ const makeDesk = (config: DeskConfig) =>
           )
         : Effect.succeed(venue)
     }
+
+    /** The handle that trades for an account `<venue>:<name>` (the paper one for `<venue>:paper`). */
+    const tradingOf = (account: string): Effect.Effect<Venue, ApiError> =>
+      Effect.flatMap(venueOf(account.slice(0, account.indexOf(":"))), () => {
+        const handle = gateway.trading(account)
+        return handle === undefined
+          ? Effect.fail(validation("account", `no account '${account}' is configured`))
+          : Effect.succeed(handle)
+      })
 
     const stored = (order: Order): StoredOrder => ({
       id: order.id,
@@ -278,6 +297,17 @@ const makeDesk = (config: DeskConfig) =>
       setOrder
     }
     const applyVenueEvents = (venue: string, events: ReadonlyArray<VenueEvent>) => applyEvents(applied, venue, events)
+    /**
+     * What a trading handle's own subscription reports touches only the orders of its own accounts: a paper handle's
+     * events its paper orders, a venue's events never a paper order.
+     */
+    const appliedBy = (paper: boolean): Applied => ({
+      ...applied,
+      find: (venue, venueOrderId) =>
+        Effect.map(applied.find(venue, venueOrderId), (order) =>
+          order !== undefined && (order.account.name === PAPER) === paper ? order : undefined
+        )
+    })
     const applySnapshot = (order: Order, snapshot: VenueOrder) => takeSnapshot(applied, order, snapshot)
 
     /** Applies what came with a venue's answer; the same events reach the subscription too and are skipped there. */
@@ -295,14 +325,16 @@ const makeDesk = (config: DeskConfig) =>
       applySnapshot
     })
 
-    // One subscription per venue; events are applied under the lock, in the venue's order.
-    for (const venue of gateway.venues) {
-      const queue = yield* venue.subscribe
+    // One subscription per trading handle (each venue, and its paper handle); events are applied under the lock, in
+    // the handle's order.
+    for (const handle of gateway.handles) {
+      const queue = yield* handle.subscribe
+      const own = appliedBy(handle.accounts.length === 1 && handle.accounts[0] === PAPER)
       yield* Effect.forkScoped(
         Effect.forever(
           Effect.flatMap(Queue.take(queue), (first) =>
             serialized(
-              Effect.flatMap(Queue.takeAll(queue), (rest) => applyVenueEvents(venue.info.id, [first, ...rest]))
+              Effect.flatMap(Queue.takeAll(queue), (rest) => applyEvents(own, handle.info.id, [first, ...rest]))
             )
           )
         )
@@ -359,6 +391,7 @@ const makeDesk = (config: DeskConfig) =>
       ledger,
       rate,
       venueOf,
+      tradingOf,
       findByClientId,
       halted: (venue) => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined),
       rules: () => risk.rules,
@@ -399,7 +432,7 @@ const makeDesk = (config: DeskConfig) =>
         return yield* exit
       })
 
-    const changing: Changing = { memory, venueOf, orderOr404, applyAnswer, applySnapshot }
+    const changing: Changing = { memory, tradingOf, orderOr404, applyAnswer, applySnapshot }
     const cancelOne = (order: Order) => cancelAtVenue(changing, order)
 
     return {
@@ -437,7 +470,7 @@ const makeDesk = (config: DeskConfig) =>
             live: [...memory.live.values()],
             wanted: (order) => matches(order, filter),
             marketId: filter.marketId,
-            venue: gateway.venue,
+            trading: gateway.trading,
             cancelOne,
             lookup,
             setOrder

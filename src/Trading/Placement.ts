@@ -18,6 +18,8 @@ export interface Placing {
   readonly ledger: Ledger
   readonly rate: PlacementRate
   readonly venueOf: (id: string) => Effect.Effect<Venue, ApiError>
+  /** The handle that trades for an account (its paper one for `<venue>:paper`). */
+  readonly tradingOf: (account: string) => Effect.Effect<Venue, ApiError>
   readonly findByClientId: (
     account: string,
     clientOrderId: string
@@ -109,6 +111,7 @@ export const placeOrder = (d: Placing, input: PlaceInput, actor: string) =>
     if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
       return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
     }
+    const trading = yield* d.tradingOf(input.account)
     const digest = requestDigest(input)
     if (input.clientOrderId !== undefined) {
       const existing = yield* d.findByClientId(input.account, input.clientOrderId)
@@ -265,13 +268,13 @@ export const placeOrder = (d: Placing, input: PlaceInput, actor: string) =>
     }
     d.memory.name(pending, digest)
     yield* d.writeAhead(pending)
-    const answer = yield* venue.placeOrder(request).pipe(
+    const answer = yield* trading.placeOrder(request).pipe(
       Effect.map((order) => ({ _tag: "placed" as const, order })),
       // A placement that got no answer is looked up by its client id: found, it counts; absent, it never was.
       Effect.catchIf(
         (e: VenueError) => e.kind === "timeout",
         (e) =>
-          Effect.map(venue.orderByClientId(id).pipe(Effect.orElseSucceed(() => undefined)), (found) =>
+          Effect.map(trading.orderByClientId(id).pipe(Effect.orElseSucceed(() => undefined)), (found) =>
             found === undefined
               ? { _tag: "absent" as const, error: e }
               : { _tag: "placed" as const, order: found, reconciled: true }

@@ -1,6 +1,6 @@
 /** Start-up reconciliation: orders the last run left open follow their venue if still there, else they end. */
 import { type Context, Clock, Effect } from "effect"
-import type { Order, OrderStatus } from "../Domain/Order.ts"
+import { accountId, type Order, type OrderStatus } from "../Domain/Order.ts"
 import type { JournalEntry } from "../Services/OrderStore.ts"
 import type { Venue, VenueGateway, VenueOrder } from "../Services/VenueGateway.ts"
 
@@ -27,9 +27,9 @@ export interface Reconciling {
 export const reconcile = (r: Reconciling) =>
   Effect.gen(function* () {
     const resting = new Map<string, ReadonlyMap<string, VenueOrder> | null>()
-    const restingOn = (venue: Venue) =>
+    const restingOn = (account: string, venue: Venue) =>
       Effect.gen(function* () {
-        const known = resting.get(venue.info.id)
+        const known = resting.get(account)
         if (known !== undefined) return known
         const read =
           venue.openOrders === undefined
@@ -37,16 +37,16 @@ export const reconcile = (r: Reconciling) =>
             : yield* Effect.map(venue.openOrders, (os) => new Map(os.map((o) => [o.venueOrderId, o]))).pipe(
                 Effect.orElseSucceed(() => null)
               )
-        resting.set(venue.info.id, read)
+        resting.set(account, read)
         return read
       })
     for (const order of r.orders) {
       if (!r.openStatuses.has(order.status) || order.heldBy !== "venue") continue
-      const venue = r.gateway.venue(order.venue)
+      const venue = r.gateway.trading(accountId(order.account))
       let found =
         venue === undefined ? undefined : yield* venue.orderByClientId(order.id).pipe(Effect.orElseSucceed(() => null))
       if (found === undefined && venue !== undefined && order.venueOrderId !== null) {
-        const open = yield* restingOn(venue)
+        const open = yield* restingOn(accountId(order.account), venue)
         found = open === null ? null : open.get(order.venueOrderId)
       }
       if (found === null) continue

@@ -8,7 +8,7 @@ import type * as F from "../Domain/Fixed.ts"
 import type { Venue, VenueGateway } from "../Services/VenueGateway.ts"
 import type { Position } from "./Ledger.ts"
 
-type Gateway = { readonly venue: VenueGateway["Type"]["venue"] }
+type Gateway = { readonly trading: VenueGateway["Type"]["trading"] }
 
 export interface BalanceRow {
   readonly account: string
@@ -23,11 +23,10 @@ export interface PositionRow {
   readonly source: "fair_value" | "mid" | null
 }
 
-/** The venue behind an account `<venue>:<name>`, if it serves that account. */
+/** The trading handle behind an account `<venue>:<name>`, if it serves that account. */
 const venueOf = (gateway: Gateway, account: string): Venue | undefined => {
-  const colon = account.indexOf(":")
-  const venue = gateway.venue(account.slice(0, colon))
-  return venue !== undefined && venue.accounts.includes(account.slice(colon + 1)) ? venue : undefined
+  const venue = gateway.trading(account)
+  return venue !== undefined && venue.accounts.includes(account.slice(account.indexOf(":") + 1)) ? venue : undefined
 }
 
 /**

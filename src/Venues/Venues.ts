@@ -3,6 +3,7 @@ import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, type Scope } from "effect"
 import { type Venue, VenueGateway } from "../Services/VenueGateway.ts"
+import { makePaperVenue } from "./Paper/Venue.ts"
 import { simVenueId } from "./Sim/Catalog.ts"
 import { type FaultRule, makeSimVenues } from "./SimVenue.ts"
 import { kalshiBuilder } from "./Kalshi/Venue.ts"
@@ -75,7 +76,9 @@ export const venuesLayerFromList = (options: {
       })
       if (skipped.length > 0)
         yield* Effect.logWarning(`venues not available in this build, left out: ${skipped.join(", ")}`)
-      return VenueGateway.fromVenues(venues)
+      // Every venue served has its paper account beside its own.
+      const paper = yield* Effect.forEach(venues, (v) => makePaperVenue(v))
+      return VenueGateway.fromVenues(venues, paper)
     })
   ).pipe(Layer.provide(NodeHttpClient.layer))
 

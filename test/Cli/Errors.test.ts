@@ -53,6 +53,18 @@ describe("crossbook fails like a tool", () => {
   )
 
   it.live(
+    "a --paper-cash that is not a decimal is refused in one sentence before the server starts, exit 1",
+    () =>
+      Effect.gen(function* () {
+        const port = yield* Effect.promise(freePort)
+        const ended = yield* run(["serve", "--port", String(port), "--venues", "sim", "--paper-cash", "lots"])
+        assert.strictEqual(ended.code, 1)
+        assert.include(oneSentence(ended), "--paper-cash must be a decimal of at most six places, not 'lots'")
+      }),
+    120_000
+  )
+
+  it.live(
     "a strategy that is not one is refused before any backtest runs, exit 1",
     () =>
       Effect.gen(function* () {

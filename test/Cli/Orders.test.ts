@@ -67,7 +67,37 @@ describe("crossbook orders", () => {
         assert.strictEqual(refused.code, 1)
         assert.strictEqual(refused.stdout, "")
         assert.match(refused.stderr, /^crossbook: POST \/trading\/orders answered 400 validation_error: .+\n$/)
-      }).pipe(Effect.provide(testServer())),
+        // --account names a paper account: placed, listed and canceled there, never on sim:default.
+        const paper = yield* cli(
+          [
+            "orders",
+            "place",
+            "--account",
+            "sim:paper",
+            "--market",
+            market,
+            "--side",
+            "buy",
+            "--amount",
+            "1",
+            "--price",
+            "0.02"
+          ],
+          env
+        )
+        assert.strictEqual(paper.code, 0, paper.stderr)
+        const onPaper = JSON.parse(paper.stdout)
+        assert.strictEqual(onPaper.account.name, "paper")
+        assert.strictEqual(onPaper.info.paper, true)
+        const paperList = yield* cli(["orders", "list", "--account", "sim:paper", "--status", "open"], env)
+        assert.deepStrictEqual(
+          JSON.parse(paperList.stdout).data.map((o: any) => o.id),
+          [onPaper.id]
+        )
+        const paperCanceled = yield* cli(["orders", "cancel", onPaper.id, "--account", "sim:paper"], env)
+        assert.strictEqual(paperCanceled.code, 0, paperCanceled.stderr)
+        assert.strictEqual(JSON.parse(paperCanceled.stdout).status, "canceled")
+      }).pipe(Effect.provide(testServer({ paper: { cash: "1000" } }))),
     120_000
   )
 })

@@ -3,6 +3,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse, HttpServer } fr
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { connect } from "node:net"
+import * as F from "../../src/Domain/Fixed.ts"
 import { authLayer, serverServices, venuesLayer } from "../../src/Stack.ts"
 import { HttpServeLive, makeNodeServer } from "../../src/Http/Server.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
@@ -45,6 +46,8 @@ export interface TestOptions {
   readonly simVenues?: number
   /** The server's matcher, in place of the local matcher over its venues. */
   readonly matching?: Layer.Layer<MatchingClient>
+  /** Whether each sim venue has its paper account, and the cash it starts with. */
+  readonly paper?: { readonly cash: string }
 }
 
 export const testServices = (files: TestOptions = {}) =>
@@ -53,14 +56,16 @@ export const testServices = (files: TestOptions = {}) =>
     ...(files.faults === undefined ? {} : { faults: files.faults }),
     ...(files.startingCash === undefined ? {} : { startingCash: files.startingCash }),
     ...(files.simVenues === undefined ? {} : { simVenues: files.simVenues }),
-    ...(files.simStepMs === undefined
+    ...(files.paper === undefined ? {} : { paperCash: F.of(files.paper.cash) }),
+    ...(files.simStepMs === undefined && files.paper === undefined
       ? {}
       : {
           venues: venuesLayer({
             seed: TEST_SEED,
-            stepMs: files.simStepMs,
+            ...(files.simStepMs === undefined ? {} : { stepMs: files.simStepMs }),
             faults: files.faults ?? [],
-            ...(files.simVenues === undefined ? {} : { simVenues: files.simVenues })
+            ...(files.simVenues === undefined ? {} : { simVenues: files.simVenues }),
+            paper: files.paper !== undefined
           })
         }),
     store:

@@ -7,7 +7,7 @@ import * as F from "../../Domain/Fixed.ts"
 import { type OrderStatus, orderNumber, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
-import { VenueGateway } from "../../Services/VenueGateway.ts"
+import { defaultAccount, isPaperAccount, VenueGateway } from "../../Services/VenueGateway.ts"
 import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccount.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { submitBucketOrder, submitOrder } from "../../Orders.ts"
@@ -25,9 +25,12 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
     const gateway = yield* VenueGateway
     const buckets = yield* Buckets
 
-    /** The account a request concerns: the one it names, else the only configured one, else `*`. */
+    /**
+     * The account a request concerns: the one it names, else the only configured one that is not a paper account,
+     * else `*`.
+     */
     const accountOf = (given: string | undefined) => {
-      if (given === undefined) return Effect.succeed(gateway.accounts.length === 1 ? gateway.accounts[0]! : "*")
+      if (given === undefined) return Effect.succeed(defaultAccount(gateway.accounts))
       if (!isAccount(given)) return Effect.fail(ApiError.field("account", "must be '*' or '<venue>:<name>'"))
       if (given !== "*" && !gateway.accounts.includes(given)) {
         const venue = given.slice(0, given.indexOf(":"))
@@ -48,7 +51,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       Effect.gen(function* () {
         const account = yield* accountOf(given)
         yield* requirePermission(permission, account)
-        return account === "*" ? gateway.accounts : [account]
+        if (account !== "*") return [account]
+        // `*` named covers every account; a request naming none leaves the paper accounts out.
+        return given === undefined ? gateway.accounts.filter((a) => !isPaperAccount(a)) : gateway.accounts
       })
 
     /** An order the caller may see through the accounts in scope; another account's order is a 404 like a missing one. */

@@ -6,7 +6,7 @@ import { checkPageRequest, encodeCursor, pageOf } from "../../Domain/Page.ts"
 import { Auth, isAccount, PERMISSIONS, type Permission } from "../../Services/Auth.ts"
 import { OrderStore } from "../../Services/OrderStore.ts"
 import { Desk } from "../../Trading/Desk.ts"
-import { VenueGateway } from "../../Services/VenueGateway.ts"
+import { defaultAccount, VenueGateway } from "../../Services/VenueGateway.ts"
 import { Api } from "../Api.ts"
 import type { HeartbeatRecord } from "./Api.ts"
 import { CurrentPrincipal, requestInfo, requirePermission } from "../Security.ts"
@@ -18,9 +18,12 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
     const store = yield* OrderStore
     const desk = yield* Desk
 
-    /** The account a request concerns: the one it names, else the server's only account, else `*`. */
+    /**
+     * The account a request concerns: the one it names, else the server's only account that is not a paper account,
+     * else `*`.
+     */
     const accountOf = (given: string | undefined) => {
-      if (given === undefined) return Effect.succeed(gateway.accounts.length === 1 ? gateway.accounts[0]! : "*")
+      if (given === undefined) return Effect.succeed(defaultAccount(gateway.accounts))
       return checkAccount(given)
     }
 

@@ -6,6 +6,7 @@ import * as F from "../../Domain/Fixed.ts"
 import type { Book, Market, Trade } from "../../Domain/Market.ts"
 import {
   type Capabilities,
+  type FeeRule,
   type PlaceOrderRequest,
   type Venue,
   VenueError,
@@ -329,6 +330,25 @@ export const makeKalshiVenue = (
         })
       )
 
+    /**
+     * A market's fee schedule: its series' (the event ticker's first part names the series), read once per series.
+     * A `flat` schedule, whose table the API does not publish, charges nothing here.
+     */
+    const seriesFees = new Map<string, FeeRule>()
+    const fees = (ticker: string): Effect.Effect<FeeRule, VenueError> =>
+      Effect.gen(function* () {
+        const m = yield* market(ticker)
+        if (m === undefined) return yield* Effect.fail(venueError("rejected", `no market ${ticker}`))
+        const seriesTicker = m.eventId.split("-")[0]!
+        const known = seriesFees.get(seriesTicker)
+        if (known !== undefined) return known
+        const r = yield* rest.series(seriesTicker)
+        const schedule = yield* Either.mapLeft(W.feeSchedule(r.series), unreadable("series"))
+        const rule: FeeRule = (price, amount, liquidity) => W.estimateFee(schedule, amount, price, liquidity) ?? F.ZERO
+        seriesFees.set(seriesTicker, rule)
+        return rule
+      })
+
     const fetchOrder = (venueOrderId: string) =>
       Effect.gen(function* () {
         const r = yield* rest.order(venueOrderId)
@@ -527,7 +547,8 @@ export const makeKalshiVenue = (
       openOrders: trading ? openOrders : notTrading(),
       decreaseOrder: trading ? decreaseOrder : () => notTrading(),
       // one request cancels every resting order of the account; the venue answers 204 without a count
-      cancelAll: trading ? Effect.as(rest.cancelAll, 0) : notTrading()
+      cancelAll: trading ? Effect.as(rest.cancelAll, 0) : notTrading(),
+      fees
     }
     return venue
   })

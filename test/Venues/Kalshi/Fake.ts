@@ -175,6 +175,38 @@ export class FakeKalshi {
     this.delta(ticker, side, p, f(delta))
   }
 
+  /**
+   * Public trades, newest last: an outside taker traded `count` against others' liquidity at YES price `price`,
+   * buying YES (`taker` yes: the NO bids at 1 − price thin out) or NO (the YES bids at price thin out).
+   */
+  readonly publicTrades: Array<{
+    ticker: string
+    id: string
+    price: F.Fixed
+    count: F.Fixed
+    taker: "yes" | "no"
+    ts: number
+  }> = []
+
+  /** An outside taker trades with others' liquidity: a public trade, and the level it took from thins (a delta). */
+  trade(ticker: string, taker: "yes" | "no", price: string, amount: string) {
+    this.print(ticker, taker, price, amount)
+    if (taker === "yes") this.move(ticker, "no", F.format(F.sub(F.ONE, f(price))), `-${amount}`)
+    else this.move(ticker, "yes", price, `-${amount}`)
+  }
+
+  /** A public trade listed on `/markets/trades`, and nothing else (its delta streamed apart, or before it). */
+  print(ticker: string, taker: "yes" | "no", price: string, amount: string) {
+    this.publicTrades.push({
+      ticker,
+      id: `t-${this.publicTrades.length + 1}`,
+      price: f(price),
+      count: f(amount),
+      taker,
+      ts: this.clock()
+    })
+  }
+
   /** An outside taker fills `amount` of an own resting order (it becomes the maker). */
   fillResting(orderId: string, amount: string) {
     const o = this.orders.find((x) => x.order_id === orderId)!
@@ -248,7 +280,28 @@ export class FakeKalshi {
 
     let m: RegExpExecArray | null
     if (method === "GET" && path === "/events") return answer(200, this.events(query))
-    if (method === "GET" && path === "/markets/trades") return answer(200, { cursor: "", trades: [] })
+    if (method === "GET" && path === "/markets/trades") {
+      const trades = this.publicTrades
+        .filter((t) => query["ticker"] === undefined || t.ticker === query["ticker"])
+        .reverse()
+        .slice(0, query["limit"] ? Number(query["limit"]) : 100)
+        .map((t) => ({
+          trade_id: t.id,
+          ticker: t.ticker,
+          created_time: new Date(t.ts).toISOString(),
+          yes_price_dollars: dollars(t.price),
+          no_price_dollars: dollars(F.sub(F.ONE, t.price)),
+          count_fp: count(t.count),
+          taker_side: t.taker
+        }))
+      return answer(200, { cursor: "", trades })
+    }
+    if (method === "GET" && (m = /^\/series\/([^/]+)$/.exec(path))) {
+      const ticker = decodeURIComponent(m[1]!)
+      return answer(200, {
+        series: { ticker, title: `Series ${ticker}`, category: "Test", fee_type: "quadratic", fee_multiplier: 1 }
+      })
+    }
     if (method === "GET" && (m = /^\/markets\/([^/]+)$/.exec(path))) {
       const market = this.markets.get(decodeURIComponent(m[1]!))
       return market ? answer(200, { market: this.marketRecord(market) }) : error(404, "not_found", "market not found")
