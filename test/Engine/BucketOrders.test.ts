@@ -26,8 +26,11 @@ const depthWithin = (book: any, flip: boolean, limit: number) =>
     ? book.bids.filter((l: any) => 1 - Number(l.price) <= limit).reduce((s: number, l: any) => s + Number(l.size), 0)
     : book.asks.filter((l: any) => Number(l.price) <= limit).reduce((s: number, l: any) => s + Number(l.size), 0)
 
-const childrenOf = (id: string) =>
-  Effect.map(call("GET", `/trading/orders?parent_id=${id}&limit=1000`), (r) => r.body.data as Array<any>)
+const childrenOf = (id: string, account = "*") =>
+  Effect.map(
+    call("GET", `/trading/orders?parent_id=${id}&limit=1000&account=${account}`),
+    (r) => r.body.data as Array<any>
+  )
 
 const fillsOf = (account: string) =>
   Effect.map(call("GET", `/trading/fills?account=${account}&limit=1000`), (r) => r.body.data as Array<any>)
@@ -264,5 +267,50 @@ describe("buckets over two sim venues", () => {
       // no order was placed by the refusals
       assert.deepStrictEqual((yield* call("GET", `/trading/buckets/${bucket.id}/orders`)).body.data, [])
     }).pipe(Effect.provide(server))
+  )
+
+  it.effect("a bucket of paper accounts routes on live books and sends nothing to either venue", () =>
+    Effect.gen(function* () {
+      const { anchor, twin } = yield* flippedPair
+      const made = yield* call("POST", "/trading/buckets", {
+        name: "on paper",
+        members: [
+          { market_id: anchor, account: "sim:paper" },
+          { market_id: twin, flip: true, account: "sim2:paper" }
+        ]
+      })
+      assert.strictEqual(made.status, 201, made.text)
+      const a = depthWithin(yield* bookOf(anchor), false, 0.9)
+      const b = depthWithin(yield* bookOf(twin), true, 0.9)
+      const amount = Math.min(Math.max(a, b) + 1, a + b)
+      const res = yield* call("POST", "/trading/orders", {
+        market_id: `bucket:${made.body.id}`,
+        side: "buy",
+        type: "market",
+        amount: String(amount),
+        price: "0.95"
+      })
+      assert.strictEqual(res.status, 201, res.text)
+      assert.strictEqual(res.body.info.paper, true)
+      yield* settle
+      yield* run(1)
+      const parent = (yield* call("GET", `/trading/orders/${res.body.id}?account=sim:paper`)).body
+      assert.strictEqual(parent.status, "closed", JSON.stringify(parent.info))
+      const kids = yield* childrenOf(res.body.id)
+      assert.deepStrictEqual([...new Set(kids.map((k) => k.account.name))], ["paper"])
+      for (const kid of kids) assert.isTrue(kid.info.paper)
+      const venues = parent.info.venues.map((v: any) => Number(v.filled))
+      assert.isAbove(venues[0], 0)
+      assert.isAbove(venues[1], 0)
+      // The venues' own accounts never traded.
+      for (const account of ["sim:default", "sim2:default"]) {
+        assert.deepStrictEqual(yield* fillsOf(account), [])
+      }
+      const paperFills = [...(yield* fillsOf("sim:paper")), ...(yield* fillsOf("sim2:paper"))]
+      assert.strictEqual(
+        paperFills.reduce((t, f) => t + Number(f.amount), 0),
+        amount
+      )
+    }).pipe(Effect.provide(testServer({ simVenues: 2, paper: { cash: "100000" } })))
   )
 })
