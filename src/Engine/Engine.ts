@@ -108,7 +108,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       stats: { views: 0, woken: 0 },
       wokenByType: {},
       due: new DueHeap(),
-      lazyBands: new Map()
+      lazyBands: new Map(),
+      lastTrades: new Map()
     }
     const { parents, gateway } = d
 
@@ -144,7 +145,16 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           Effect.flatMap(Queue.take(queue), (first) =>
             Effect.flatMap(Queue.takeAll(queue), (rest) => {
               const markets = new Set<string>()
-              for (const e of [first, ...rest]) if (e._tag === "Book") markets.add(`${venue.info.id}:${e.nativeId}`)
+              for (const e of [first, ...rest]) {
+                if (e._tag === "Book") markets.add(`${venue.info.id}:${e.nativeId}`)
+                else if (e._tag === "Trade") {
+                  const marketId = `${venue.info.id}:${e.nativeId}`
+                  if (d.lastTrades.has(marketId)) {
+                    d.lastTrades.set(marketId, e.price)
+                    markets.add(marketId)
+                  }
+                }
+              }
               return serialized(Effect.forEach([...markets].sort(), (id) => onMarket(d, id), { discard: true }))
             })
           )

@@ -16,6 +16,11 @@ export class ParentsByMarket extends Map<string, Runtime> {
     this.listener = listener
   }
 
+  /** Whether a market has a live parent now. */
+  watched(marketId: string): boolean {
+    return this.perMarket.has(marketId)
+  }
+
   /** Markets that have a live parent now. */
   markets(): ReadonlyArray<string> {
     return [...this.perMarket.keys()]

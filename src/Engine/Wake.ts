@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { NO_FEES } from "../Domain/Fees.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { MarketView, MemberQuote } from "./Core.ts"
+import type { ParentsByMarket } from "./LiveMarkets.ts"
 import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
 
 /** The parents a view wakes, counted. */
@@ -50,11 +51,19 @@ export const viewOf = (d: Driver, marketId: string) =>
     const nativeId = marketId.slice(colon + 1)
     const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
     if (book === undefined) return undefined
-    const trades = yield* venue.trades(nativeId).pipe(Effect.orElseSucceed(() => []))
+    // A venue that streams the market keeps its last trade from the stream; any other is asked.
+    const streamed = venue.streamsTrades === true && (d.parents as ParentsByMarket).watched(marketId)
+    if (!streamed) d.lastTrades.delete(marketId)
+    let last = streamed ? d.lastTrades.get(marketId) : undefined
+    if (last === undefined) {
+      const trades = yield* venue.trades(nativeId).pipe(Effect.orElseSucceed(() => undefined))
+      last = trades?.[0]?.price ?? null
+      if (streamed && trades !== undefined) d.lastTrades.set(marketId, last)
+    }
     const view: MarketView = {
       bestBid: book.bids[0]?.price ?? null,
       bestAsk: book.asks[0]?.price ?? null,
-      last: trades[0]?.price ?? null
+      last
     }
     return view
   })

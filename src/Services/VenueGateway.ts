@@ -100,6 +100,8 @@ export type VenueEvent =
   | { readonly _tag: "FillReversed"; readonly fill: VenueFill; readonly reason: string }
   | { readonly _tag: "Order"; readonly order: VenueOrder }
   | { readonly _tag: "Book"; readonly nativeId: string; readonly ts: number }
+  /** A public trade in a market the venue streams (`watch`), at its YES price. */
+  | { readonly _tag: "Trade"; readonly nativeId: string; readonly price: Fixed; readonly ts: number }
 
 /** A venue: public market data plus, where the venue allows it, orders on one account. */
 export interface Venue {
@@ -140,6 +142,11 @@ export interface Venue {
   readonly cancelMarket?: (nativeId: string) => Effect.Effect<number, VenueError>
   /** Streams these markets' books into the `subscribe` queue (`Book` events) for as long as the scope lasts. */
   readonly watch?: (nativeIds: ReadonlyArray<string>) => Effect.Effect<void, VenueError, Scope.Scope>
+  /**
+   * The venue streams the public trades (`Trade` events) of the markets it streams books of (those it `watch`es, or
+   * whose book it was asked for, as Kalshi subscribes them): their last price need not be asked for on every change.
+   */
+  readonly streamsTrades?: boolean
   /** The keep-alive the venue needs while orders rest: when it last succeeded or failed, and why. */
   readonly heartbeat?: Effect.Effect<HeartbeatStatus>
   /**

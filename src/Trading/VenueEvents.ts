@@ -26,7 +26,7 @@ export interface Applied {
 export const applyEvents = (a: Applied, venue: string, events: ReadonlyArray<VenueEvent>) =>
   Effect.gen(function* () {
     for (const event of events) {
-      if (event._tag === "Book") continue
+      if (event._tag === "Book" || event._tag === "Trade") continue
       const venueOrderId = event._tag === "Order" ? event.order.venueOrderId : event.fill.venueOrderId
       const order = yield* a.find(venue, venueOrderId)
       if (order === undefined) continue

@@ -272,6 +272,14 @@ export const makeKalshiVenue = (
               case "Book":
                 yield* PubSub.publish(events, { _tag: "Book", nativeId: o.ticker, ts: o.book.ts })
                 break
+              case "Trade":
+                yield* PubSub.publish(events, {
+                  _tag: "Trade",
+                  nativeId: o.ticker,
+                  price: o.trade.price,
+                  ts: o.trade.ts
+                })
+                break
               case "Fill":
                 yield* PubSub.publish(events, { _tag: "Fill", fill: o.fill })
                 break
@@ -532,6 +540,8 @@ export const makeKalshiVenue = (
 
     const venue: Venue = {
       info: { id: W.VENUE, name: "Kalshi", book_model: "yes_book", has: kalshiCapabilities(trading) },
+      // With credentials a book read subscribes the market's deltas and trades on the socket.
+      streamsTrades: stream !== undefined,
       accounts: trading ? ["default"] : [],
       markets,
       market,

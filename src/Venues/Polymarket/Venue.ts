@@ -701,6 +701,10 @@ export const makePolymarketVenue = (
                 if (u._tag === "Book" && nativeId !== undefined) {
                   Effect.runSync(PubSub.publish(events, { _tag: "Book", nativeId, ts: u.ts }))
                 }
+                // Only YES tokens are subscribed: their last trade is the YES price.
+                if (u._tag === "Trade" && nativeId !== undefined) {
+                  Effect.runSync(PubSub.publish(events, { _tag: "Trade", nativeId, price: u.price, ts: u.ts }))
+                }
               }
             }
           },
@@ -712,6 +716,7 @@ export const makePolymarketVenue = (
       cancelAll,
       cancelMarket,
       heartbeat: Effect.sync(() => beat),
+      streamsTrades: true,
       info: {
         id: VENUE,
         name: "Polymarket",

@@ -296,6 +296,42 @@ describe("Kalshi end to end", () => {
   )
 
   it.live(
+    "a stop on the last trade fires on a streamed trade; book changes cost no request for the last price",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Exchange
+        const tradeReads = () => x.requests.filter((r) => r.path.endsWith("/markets/trades")).length
+        const stop = yield* place({
+          side: "sell",
+          type: "stop_market",
+          amount: "2",
+          stop_price: "0.36",
+          params: { trigger_source: "last" }
+        })
+        assert.strictEqual(stop.status, 201, stop.text)
+        yield* eventually(
+          Effect.sync(() => x.connections[0]?.subs.find((s) => s.channel === "trade")),
+          (s) => s?.tickers.has("KXTEST-26-A") === true
+        )
+        const read = tradeReads()
+        // The book moves (no trade): the stop's view is read again each time, its last price from the stream.
+        for (const delta of ["5", "-5", "3", "-3"]) x.move("KXTEST-26-A", "yes", "0.39", delta)
+        yield* Effect.sleep("200 millis")
+        assert.strictEqual(tradeReads(), read, "no request for the last trade on a book change")
+        assert.strictEqual((yield* authed("GET", `/trading/orders/${stop.body.id}`)).body.status, "waiting")
+        // A trade at 0.35 streams on the trade channel: the last price goes through the stop.
+        x.print("KXTEST-26-A", "no", "0.35", "1")
+        const fired = yield* eventually(authed("GET", `/trading/orders/${stop.body.id}`), (r) =>
+          ["closed", "canceled"].includes(r.body.status)
+        )
+        assert.strictEqual(fired.body.status, "closed", JSON.stringify(fired.body.info))
+        assert.strictEqual(tradeReads(), read)
+        yield* checkedAgainstSpecs
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
     "a stop_market fires on streamed deltas; a dropped socket reconnects, resubscribes, and a lost delta is healed",
     () =>
       Effect.gen(function* () {

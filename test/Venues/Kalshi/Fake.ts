@@ -195,16 +195,44 @@ export class FakeKalshi {
     else this.move(ticker, "yes", price, `-${amount}`)
   }
 
-  /** A public trade listed on `/markets/trades`, and nothing else (its delta streamed apart, or before it). */
+  /**
+   * A public trade listed on `/markets/trades` and streamed on the `trade` channel as the venue sends it, and nothing
+   * else (its delta streamed apart, or before it).
+   */
   print(ticker: string, taker: "yes" | "no", price: string, amount: string) {
-    this.publicTrades.push({
+    const trade = {
       ticker,
       id: `t-${this.publicTrades.length + 1}`,
       price: f(price),
       count: f(amount),
       taker,
       ts: this.clock()
-    })
+    }
+    this.publicTrades.push(trade)
+    for (const c of this.connections)
+      for (const s of c.subs) {
+        if (s.channel !== "trade" || !s.tickers.has(ticker)) continue
+        s.seq += 1
+        c.socket.send(
+          JSON.stringify({
+            type: "trade",
+            sid: s.sid,
+            seq: s.seq,
+            msg: {
+              trade_id: trade.id,
+              market_ticker: ticker,
+              yes_price_dollars: dollars(trade.price),
+              no_price_dollars: dollars(F.sub(F.ONE, trade.price)),
+              count_fp: count(trade.count),
+              taker_side: taker,
+              taker_outcome_side: taker,
+              taker_book_side: taker === "yes" ? "bid" : "ask",
+              ts: Math.floor(trade.ts / 1000),
+              ts_ms: trade.ts
+            }
+          })
+        )
+      }
   }
 
   /** An outside taker fills `amount` of an own resting order (it becomes the maker). */
