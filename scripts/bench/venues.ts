@@ -1,6 +1,6 @@
 /**
  * Per-venue reaction: a stop on the fake Kalshi and Polymarket exchanges (the test fakes, on loopback), and the time
- * from a streamed book change that crosses it to its child order reaching the exchange, against the time the same
+ * from a streamed book change that crosses it to its child order reaching the exchange (the request taken in), against the time the same
  * change takes to reach the adapter's event queue (the stream alone). Runs alone with
  * `node --expose-gc bin/run-ts.js scripts/bench/venues.ts`.
  */
@@ -126,11 +126,14 @@ const measure = (h: Harness) =>
 /** When each order reached the exchange (performance.now()). */
 const arrivals: Array<number> = []
 
-/** Stamps every order the exchange stores as it arrives. */
-const stampArrivals = (orders: Array<unknown>) => {
-  const push = orders.push.bind(orders)
-  orders.push = (...items: Array<unknown>) => {
-    arrivals.push(performance.now())
+/**
+ * Stamps each order request as the exchange takes it in (its body read, before the exchange checks its signature or
+ * matches it): `log` is the exchange's list of requests, `isOrder` picks the placements.
+ */
+const stampArrivals = <A>(log: Array<A>, isOrder: (entry: A) => boolean) => {
+  const push = log.push.bind(log)
+  log.push = (...items: Array<A>) => {
+    if (items.some(isOrder)) arrivals.push(performance.now())
     return push(...items)
   }
 }
@@ -150,7 +153,7 @@ const kalshiHarness = async (): Promise<Harness> => {
     }
   ])
   await fake.start()
-  stampArrivals(fake.orders as Array<unknown>)
+  stampArrivals(fake.requests, (r) => r.method === "POST" && r.path.endsWith("/orders"))
   return {
     venue: "kalshi",
     marketId: "kalshi:KXBENCH-26",
@@ -162,7 +165,7 @@ const kalshiHarness = async (): Promise<Harness> => {
       KALSHI_API_KEY_ID: "bench",
       KALSHI_PRIVATE_KEY: privateKey.export({ type: "pkcs8", format: "pem" }).toString()
     },
-    received: () => fake.orders.length,
+    received: () => arrivals.length,
     cross: () => fake.move("KXBENCH-26", "yes", "0.40", "-10"),
     restore: () => {
       fake.move("KXBENCH-26", "yes", "0.40", "10")
@@ -179,7 +182,7 @@ const polymarketHarness = async (): Promise<Harness> => {
   const fake = await startFake(signerOf(key).address)
   // A deep bid under the stop for its child to sell into; the best bid above it.
   fake.move("BUY", "0.48", "100000")
-  stampArrivals(fake.orders as Array<unknown>)
+  stampArrivals(fake.calls, (c) => c === "POST /order")
   return {
     venue: "polymarket",
     marketId: `polymarket:${CONDITION}`,
@@ -192,7 +195,7 @@ const polymarketHarness = async (): Promise<Harness> => {
       POLYMARKET_WS_URL: fake.wsUrl,
       POLYMARKET_PRIVATE_KEY: key
     },
-    received: () => fake.orders.length,
+    received: () => arrivals.length,
     cross: () => fake.move("BUY", "0.55", "0"),
     restore: () => {
       fake.move("BUY", "0.55", "80")
