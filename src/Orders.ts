@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { ApiError } from "./Domain/Errors.ts"
 import { COMPLEX_TYPES, type ComplexType, type Order, type TimeInForce } from "./Domain/Order.ts"
-import { type CheckedMember, Engine } from "./Engine/Engine.ts"
+import { type CheckedMember, type CreateInput, Engine } from "./Engine/Engine.ts"
 import type { BucketRecord } from "./Trading/Buckets.ts"
 import { Desk } from "./Trading/Desk.ts"
 
@@ -28,6 +28,34 @@ export interface OrderRequest {
   readonly params?: Readonly<Record<string, unknown>> | undefined
 }
 
+/**
+ * What the engine takes of a request, on `account`. The keys keep their order: a parent's request digest (what a
+ * retry with its client id is checked against) is made from this object.
+ */
+const engineInput = (
+  request: OrderRequest,
+  account: string,
+  type: ComplexType | undefined
+): Omit<CreateInput, "type"> & { readonly type?: ComplexType } => ({
+  account,
+  marketId: request.market_id,
+  side: request.side,
+  ...(type === undefined ? {} : { type }),
+  amount: request.amount,
+  price: request.price,
+  stopPrice: request.stop_price,
+  timeInForce: request.time_in_force,
+  expiresAt: request.expires_at,
+  postOnly: request.post_only,
+  reduceOnly: request.reduce_only,
+  clientOrderId: request.client_order_id,
+  book: request.book,
+  trader: request.trader,
+  tags: request.tags,
+  notes: request.notes,
+  params: request.params ?? {}
+})
+
 /** Places a plain order on the desk or hands a complex one to the engine; `created` is false for a repeated client id. */
 export const submitOrder = (
   request: OrderRequest,
@@ -37,28 +65,7 @@ export const submitOrder = (
   Effect.gen(function* () {
     if (COMPLEX.has(request.type)) {
       const engine = yield* Engine
-      return yield* engine.create(
-        {
-          account,
-          marketId: request.market_id,
-          side: request.side,
-          type: request.type as ComplexType,
-          amount: request.amount,
-          price: request.price,
-          stopPrice: request.stop_price,
-          timeInForce: request.time_in_force,
-          expiresAt: request.expires_at,
-          postOnly: request.post_only,
-          reduceOnly: request.reduce_only,
-          clientOrderId: request.client_order_id,
-          book: request.book,
-          trader: request.trader,
-          tags: request.tags,
-          notes: request.notes,
-          params: request.params ?? {}
-        },
-        actor
-      )
+      return yield* engine.create(engineInput(request, account, request.type as ComplexType) as CreateInput, actor)
     }
     if (request.params !== undefined)
       return yield* Effect.fail(ApiError.field("params", "a plain order takes no params"))
@@ -115,24 +122,10 @@ export const submitBucketOrder = (
     const engine = yield* Engine
     return yield* engine.createBucket(
       {
+        ...engineInput(request, bucket.members[0]!.account, undefined),
         bucketId: bucket.id,
         members,
-        account: bucket.members[0]!.account,
-        marketId: request.market_id,
-        side: request.side,
-        amount: request.amount,
-        price: request.price,
-        stopPrice: request.stop_price,
-        timeInForce: request.time_in_force,
-        expiresAt: request.expires_at,
-        postOnly: request.post_only,
-        reduceOnly: request.reduce_only,
-        clientOrderId: request.client_order_id,
-        book: request.book ?? (bucket.book === "" ? undefined : bucket.book),
-        trader: request.trader,
-        tags: request.tags,
-        notes: request.notes,
-        params: request.params ?? {}
+        book: request.book ?? (bucket.book === "" ? undefined : bucket.book)
       },
       actor
     )

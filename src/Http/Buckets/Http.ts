@@ -6,19 +6,12 @@ import { MatchingClient } from "../../Services/MatchingClient.ts"
 import { VenueGateway } from "../../Services/VenueGateway.ts"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
-import { orderNumber, renderOrder } from "../../Domain/Order.ts"
-import {
-  ascendingKey,
-  checkPageRequest,
-  descendingKey,
-  pageOf,
-  pageOfFetched,
-  parseDescendingKey
-} from "../../Domain/Page.ts"
+import { ascendingKey, checkPageRequest, pageOf } from "../../Domain/Page.ts"
 import { allows, type Permission } from "../../Services/Auth.ts"
 import { accountsOf, type BucketRecord, bucketNumber, Buckets } from "../../Trading/Buckets.ts"
 import { Desk } from "../../Trading/Desk.ts"
 import { Api } from "../Api.ts"
+import { orderPage } from "../Desk/OrderPages.ts"
 import { CurrentPrincipal, requireOnEvery } from "../Security.ts"
 
 /** `requireOnEvery` for the caller of this request, as a check a service can run. */
@@ -91,18 +84,7 @@ export const BucketsLive = HttpApiBuilder.group(Api, "buckets", (handlers) =>
           const filters = { marketId: `bucket:${bucket.id}` }
           const request = checkPageRequest(urlParams, filters)
           if (request instanceof ApiError) return yield* Effect.fail(request)
-          const cursor = request.after === undefined ? undefined : parseDescendingKey(request.after)
-          if (request.after !== undefined && cursor === undefined) {
-            return yield* Effect.fail(ApiError.field("cursor", "not a cursor this server issued"))
-          }
-          const after = cursor === undefined ? undefined : { createdAt: cursor.n, num: 1e15 - Number(cursor.tie) }
-          const orders = yield* desk.page(filters, { after, limit: request.limit + 1 })
-          return pageOfFetched(
-            orders,
-            (o) => descendingKey(o.createdAt, String(1e15 - orderNumber(o.id))),
-            request,
-            renderOrder
-          )
+          return yield* orderPage(desk, filters, request)
         })
       )
       .handle("bucketPosition", ({ path }) =>

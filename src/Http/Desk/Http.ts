@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { Engine } from "../../Engine/Engine.ts"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
-import { type OrderStatus, orderNumber, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
+import { type OrderStatus, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { defaultAccount, isPaperAccount, VenueGateway } from "../../Services/VenueGateway.ts"
@@ -14,9 +14,8 @@ import { submitBucketOrder, submitOrder } from "../../Orders.ts"
 import { accountsOf, BUCKET_PREFIX, Buckets } from "../../Trading/Buckets.ts"
 import { unrealized } from "../../Trading/Ledger.ts"
 import { Api } from "../Api.ts"
+import { badCursor, orderPage } from "./OrderPages.ts"
 import { CurrentPrincipal, requireOnEvery, requirePermission } from "../Security.ts"
-
-const badCursor = ApiError.field("cursor", "not a cursor this server issued")
 
 export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
   Effect.gen(function* () {
@@ -133,18 +132,8 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           }
           const request = checkPageRequest(urlParams, { ...filters, accounts: accounts.join(",") })
           if (request instanceof ApiError) return yield* Effect.fail(request)
-          // The store filters and cuts the page (keyset on creation time, then order number): one more than asked
-          // tells whether another page follows.
-          const cursor = request.after === undefined ? undefined : parseDescendingKey(request.after)
-          if (request.after !== undefined && cursor === undefined) return yield* Effect.fail(badCursor)
-          const after = cursor === undefined ? undefined : { createdAt: cursor.n, num: 1e15 - Number(cursor.tie) }
-          const orders = yield* desk.page(filters, { after, limit: request.limit + 1 })
-          return pageOfFetched(
-            orders,
-            (o) => descendingKey(o.createdAt, String(1e15 - orderNumber(o.id))),
-            request,
-            renderOrder
-          )
+          // The store filters and cuts the page (keyset on creation time, then order number).
+          return yield* orderPage(desk, filters, request)
         })
       )
       .handle("getOrder", ({ path, urlParams }) =>
