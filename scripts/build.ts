@@ -4,8 +4,10 @@
  * load their modules, so `--help` and the client commands read only the command tree.
  */
 import { build, type Metafile } from "esbuild"
-import { rmSync } from "node:fs"
+import { execFile } from "node:child_process"
+import { rmSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { promisify, stripVTControlCharacters } from "node:util"
 
 const ROOT = join(import.meta.dirname, "..")
 
@@ -34,7 +36,49 @@ export const buildCli = async (outdir: string): Promise<Metafile> => {
     metafile: true,
     logLevel: "warning"
   })
+  await renderHelp(outdir)
   return result.metafile
+}
+
+/** The help page of `crossbook <path> --help` as the built command prints it, in colour (the escapes kept). */
+const helpPage = async (outdir: string, path: ReadonlyArray<string>): Promise<string> => {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(outdir, "crossbook.js"), ...path, "--help"], {
+    env: { ...process.env, NO_COLOR: "", FORCE_COLOR: "1" },
+    maxBuffer: 16 * 1024 * 1024
+  })
+  return stdout
+}
+
+/**
+ * Writes `help.json` beside the bundle: the help page of the command and of every command its page lists, by path
+ * (`""`, `"serve"`, `"orders place"`, …), as the built command prints them. `bin/crossbook.js` answers `--help` from
+ * it without loading the bundle (a start costs about a quarter of a second of module loading); a path it does not
+ * hold goes to the command itself.
+ */
+export const renderHelp = async (outdir: string): Promise<void> => {
+  const root = await helpPage(outdir, [])
+  const paths = new Set<string>()
+  for (const line of root.split("\n")) {
+    const listed = /^ {2}- (.*)$/.exec(stripVTControlCharacters(line))
+    if (listed === null) continue
+    // The command's words, up to its first option or argument.
+    const words: Array<string> = []
+    for (const word of listed[1]!.split(/\s+/)) {
+      if (!/^[a-z][a-z0-9-]*$/.test(word)) break
+      words.push(word)
+    }
+    if (words.length > 0) paths.add(words.join(" "))
+  }
+  const pages: Record<string, string> = { "": root }
+  const queue = [...paths]
+  const worker = async () => {
+    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+      pages[path] = await helpPage(outdir, path.split(" "))
+    }
+  }
+  await Promise.all([worker(), worker(), worker(), worker()])
+  const sorted = Object.fromEntries(Object.entries(pages).sort(([a], [b]) => (a < b ? -1 : 1)))
+  writeFileSync(join(outdir, "help.json"), JSON.stringify(sorted))
 }
 
 /** The source files in what `entry` (a path in the metafile) loads at start: itself and its static imports. */

@@ -258,9 +258,16 @@ export const makeCli = <const Extra extends ReadonlyArray<Command.Command<any, a
     { name: NAME, version: VERSION }
   )
 
-/** Colour only for a terminal, and never when `NO_COLOR` is set (https://no-color.org). */
-export const colourFor = (stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean =>
-  stream.isTTY === true && (env["NO_COLOR"] ?? "") === "" && env["TERM"] !== "dumb"
+/**
+ * Colour only for a terminal, never when `NO_COLOR` is set (https://no-color.org), and always when `FORCE_COLOR` is
+ * (not `0`). `bin/crossbook.js` decides the same way for the help pages it answers itself.
+ */
+export const colourFor = (stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean => {
+  if ((env["NO_COLOR"] ?? "") !== "") return false
+  const force = env["FORCE_COLOR"] ?? ""
+  if (force !== "" && force !== "0") return true
+  return stream.isTTY === true && env["TERM"] !== "dumb"
+}
 
 /** Strips terminal escapes from everything written to a stream that must stay plain (a pipe, a file, NO_COLOR). */
 const plainStream = (stream: NodeJS.WriteStream): void => {

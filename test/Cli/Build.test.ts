@@ -4,6 +4,7 @@ import { execFile } from "node:child_process"
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
+import { stripVTControlCharacters } from "node:util"
 import { buildCli, loadedAtStart } from "../../scripts/build.ts"
 
 const ROOT = join(import.meta.dirname, "../..")
@@ -65,6 +66,41 @@ describe("the built command line", () => {
           )
         )
         assert.deepStrictEqual(dataHost, [])
+      }),
+    120_000
+  )
+
+  it.live(
+    "answers --help from the pages the build rendered: the same text the command prints, for every command it lists",
+    () =>
+      Effect.gen(function* () {
+        const { dir } = yield* shipped
+        const pages = JSON.parse(readFileSync(join(dir, "dist/help.json"), "utf8")) as Record<string, string>
+        const root = yield* run(dir, ["--help"])
+        for (const command of ["serve", "orders place", "sim generate", "backtest", "history tape", "keys create"]) {
+          assert.property(pages, command)
+          assert.include(root.stdout, `- ${command} `)
+        }
+        // The command itself, run past the pages, prints what the pages hold (here without colour: not a terminal).
+        const live = (args: ReadonlyArray<string>) =>
+          Effect.async<string>((resume) => {
+            execFile(
+              process.execPath,
+              [join(dir, "dist/crossbook.js"), ...args],
+              { env: { ...process.env, NO_COLOR: "1" } },
+              (_error, stdout) => resume(Effect.succeed(stdout))
+            )
+          })
+        for (const path of [[], ["serve"], ["orders", "place"], ["sim", "replay"]]) {
+          const answered = yield* run(dir, [...path, "--help"])
+          assert.strictEqual(answered.code, 0)
+          assert.strictEqual(answered.stdout, yield* live([...path, "--help"]), path.join(" "))
+          assert.strictEqual(answered.stdout, stripVTControlCharacters(pages[path.join(" ")]!))
+        }
+        // A path the pages do not hold goes to the command.
+        const other = yield* run(dir, ["match", "eval", "--help"])
+        assert.strictEqual(other.code, 0)
+        assert.include(other.stdout, "--pairs")
       }),
     120_000
   )
