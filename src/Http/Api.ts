@@ -1,6 +1,7 @@
 /** The whole HTTP API as one spec: every group, the common errors, and the OpenAPI document built from it. */
 import { HttpApi, OpenApi } from "@effect/platform"
-import { JSONSchema } from "effect"
+import { JSONSchema, type Schema } from "effect"
+import { Params as BucketParams } from "../Engine/Bucket.ts"
 import { REGISTRY } from "../Engine/Registry.ts"
 import { ApiErrorWire } from "../Domain/Errors.ts"
 import { MAX_BODY_BYTES, MAX_DEPTH } from "./BodyGuard.ts"
@@ -164,21 +165,28 @@ const withContractErrors = (document: Record<string, any>): Record<string, any> 
  * it on `PlaceOrder.params` (`x-params-by-type`), so a client can build the fields of any type from the document.
  */
 const withOrderParams = (schemas: Record<string, any>) => {
-  const byType: Record<string, { $ref: string }> = {}
-  for (const [type, entry] of Object.entries(REGISTRY)) {
+  const component = (ast: Schema.Schema.Any["ast"]) => {
     const definitions: Record<string, any> = {}
-    const top = JSONSchema.fromAST(entry.params.ast, {
+    const top = JSONSchema.fromAST(ast, {
       definitions,
       definitionPath: "#/components/schemas/",
       target: "openApi3.1"
     }) as { $ref?: string }
     for (const [name, schema] of Object.entries(definitions)) schemas[name] ??= schema
-    if (top.$ref !== undefined) byType[type] = { $ref: top.$ref }
+    return top.$ref === undefined ? undefined : { $ref: top.$ref }
+  }
+  const byType: Record<string, { $ref: string }> = {}
+  for (const [type, entry] of Object.entries(REGISTRY)) {
+    const ref = component(entry.params.ast)
+    if (ref !== undefined) byType[type] = ref
   }
   const params = schemas["PlaceOrder"]?.properties?.params
   if (params !== undefined) {
-    params.description = "The complex type's parameters: the schema named for the type in `x-params-by-type`"
+    params.description =
+      "The complex type's parameters: the schema named for the type in `x-params-by-type`; on a bucket " +
+      "(`market_id: bucket:<id>`, type `market`), the schema in `x-bucket-params`"
     params["x-params-by-type"] = byType
+    params["x-bucket-params"] = component(BucketParams.ast)
   }
 }
 

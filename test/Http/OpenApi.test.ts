@@ -38,6 +38,16 @@ describe("OpenAPI document", () => {
       expect(Object.keys(schema.properties).sort(), type).toEqual(Object.keys(keys).sort())
       expect(schema.additionalProperties, type).toBe(false)
     }
+    // A bucket order's params, for a client to build its form from too.
+    const bucket = spec.components.schemas.PlaceOrder.properties.params["x-bucket-params"]
+    expect(bucket.$ref).toBe("#/components/schemas/BucketParams")
+    expect(Object.keys(spec.components.schemas.BucketParams.properties).sort()).toEqual([
+      "interval_s",
+      "max_age_s",
+      "max_rounds",
+      "min_amount",
+      "min_stay_s"
+    ])
     const twap = spec.components.schemas.TwapParams.properties
     expect([twap.slices.minimum, twap.slices.maximum]).toEqual([1, 10_000])
     expect(twap.style.default).toBe("limit")
