@@ -154,7 +154,9 @@ interface Offer {
 
 /**
  * The legs of one round: the levels of the members free to trade, inside the worst price, best first after fees
- * (ties to the lower member), taken until `capacity` is used. One leg per member, at its worst level taken.
+ * (ties to the lower member), taken until `capacity` is used; what is left of `capacity` is shared among the members
+ * that had a level inside. One leg per member, at the deepest level taken there. `seen` tells a round that sends
+ * nothing why: no level at all (`none`), or none inside the worst price (`outside`).
  */
 export const plan = (
   spec: ParentSpec,
