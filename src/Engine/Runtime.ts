@@ -98,8 +98,8 @@ export interface Driver {
   /** Lazy bands per parent: views there reach it only just before its next other input. */
   readonly lazyBands: Map<string, ReadonlyArray<Band>>
   /**
-   * The last trade price of each market a streaming venue (`watch`) streams while it has live parents: read from the
-   * venue once, then kept from its `Trade` events, so a book change costs no request for it.
+   * The last trade price of each market with live parents on a venue that streams its trades (`streamsTrades`): read
+   * from the venue once, then kept from its `Trade` events, so a book change costs no request for it.
    */
   readonly lastTrades: Map<string, F.Fixed | null>
 }

@@ -198,6 +198,10 @@ export const defaultAccount = (accounts: ReadonlyArray<string>): string => {
   return own.length === 1 ? own[0]! : "*"
 }
 
+/** The account `<venue>:<name>` an order on the venue goes to when it names none: the venue's only own account. */
+export const venueAccount = (venue: Venue | undefined): string | undefined =>
+  venue?.accounts.length === 1 ? `${venue.info.id}:${venue.accounts[0]}` : undefined
+
 export class VenueGateway extends Context.Tag("crossbook/VenueGateway")<
   VenueGateway,
   {

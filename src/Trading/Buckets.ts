@@ -7,7 +7,7 @@ import { ApiError, type FieldError } from "../Domain/Errors.ts"
 import type { Market } from "../Domain/Market.ts"
 import type { MatchingClient } from "../Services/MatchingClient.ts"
 import { OrderStore, type StoredBucket } from "../Services/OrderStore.ts"
-import { VenueGateway } from "../Services/VenueGateway.ts"
+import { VenueGateway, venueAccount } from "../Services/VenueGateway.ts"
 import { Desk } from "./Desk.ts"
 import { Journal } from "./Journal.ts"
 
@@ -49,7 +49,8 @@ export interface BucketInput {
 /** Checks that the caller may act on these accounts (the route checks `trade` or `view` on each). */
 export type Authorize = (accounts: ReadonlyArray<string>) => Effect.Effect<void, ApiError>
 
-export const accountsOf = (bucket: BucketRecord): ReadonlyArray<string> => [
+/** The accounts that trade a bucket's members, each once. */
+export const accountsOf = (bucket: Pick<BucketRecord, "members">): ReadonlyArray<string> => [
   ...new Set(bucket.members.map((m) => m.account))
 ]
 
@@ -82,12 +83,6 @@ export class Buckets extends Context.Tag("crossbook/Buckets")<
       const gateway = yield* VenueGateway
       const lock = yield* Effect.makeSemaphore(1)
 
-      /** The venue's trading account when it has one that is not a paper account. */
-      const defaultAccount = (venueId: string): string | undefined => {
-        const names = (gateway.venue(venueId)?.accounts ?? []).filter((n) => n !== "paper")
-        return names.length === 1 ? `${venueId}:${names[0]}` : undefined
-      }
-
       const checkMembers = (input: BucketInput) =>
         Effect.gen(function* () {
           const errors: Array<FieldError> = []
@@ -114,7 +109,7 @@ export class Buckets extends Context.Tag("crossbook/Buckets")<
               continue
             }
             const venueId = resolved.right.venue.info.id
-            const account = m.account ?? defaultAccount(venueId)
+            const account = m.account ?? venueAccount(resolved.right.venue)
             if (account === undefined) {
               errors.push({ field: `${field}.account`, message: `venue ${venueId} has several accounts: name one` })
               continue
@@ -141,7 +136,7 @@ export class Buckets extends Context.Tag("crossbook/Buckets")<
         lock.withPermits(1)(
           Effect.gen(function* () {
             const { name, members } = yield* checkMembers(input)
-            yield* authorize([...new Set(members.map((m) => m.account))])
+            yield* authorize(accountsOf({ members }))
             const num = (yield* store.lastBucketNumber) + 1
             const now = yield* Clock.currentTimeMillis
             const record: BucketRecord = {

@@ -2,6 +2,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { HttpServeLive } from "../../src/Http/Server.ts"
+import { request } from "../Http/TestServer.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
@@ -50,3 +51,18 @@ export const serveVenues = <R>(options: {
     Layer.provideMerge(NodeHttpServer.layerTest)
   ) as Layer.Layer<Owner | any>
 }
+
+/** A request with the owner's token. */
+export const authed = (method: "GET" | "POST", path: string, json?: unknown) =>
+  Effect.flatMap(Owner, (token) => request(method, path, { token, ...(json === undefined ? {} : { json }) }))
+
+/** Polls until `check` holds (the streams are asynchronous); fails the test after ~6 s. */
+export const eventually = <A>(read: Effect.Effect<A, any, any>, check: (a: A) => boolean) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 300; i++) {
+      const a = yield* read
+      if (check(a)) return a
+      yield* Effect.sleep("20 millis")
+    }
+    return yield* Effect.dieMessage("condition not reached in time")
+  })

@@ -90,24 +90,25 @@ export const BucketsLive = HttpApiBuilder.group(Api, "buckets", (handlers) =>
       .handle("bucketPosition", ({ path }) =>
         Effect.gen(function* () {
           const bucket = yield* readable(path.id)
-          const held = yield* desk.positions(accountsOf(bucket))
+          // The ledger's rows alone: a bucket's position is in contracts, so no book is read for a mark.
+          const held = yield* desk.ledgerPositions
           let contracts = F.ZERO
           let fees = F.ZERO
           const members = bucket.members.map((m) => {
-            const position = held.find((p) => p.position.account === m.account && p.position.marketId === m.market_id)
-            const own = position?.position.contracts ?? F.ZERO
+            const position = held.find((p) => p.account === m.account && p.marketId === m.market_id)
+            const own = position?.contracts ?? F.ZERO
             const inBucket = m.flip ? F.neg(own) : own
             contracts = F.add(contracts, inBucket)
-            fees = F.add(fees, position?.position.fees ?? F.ZERO)
+            fees = F.add(fees, position?.fees ?? F.ZERO)
             return {
               market_id: m.market_id,
               account: m.account,
               flip: m.flip,
               contracts: F.format(own),
               bucket_contracts: F.format(inBucket),
-              average_price: F.formatOrNull(position?.position.averagePrice ?? null),
-              realized_pnl: F.format(position?.position.realized ?? F.ZERO),
-              fees: F.format(position?.position.fees ?? F.ZERO)
+              average_price: F.formatOrNull(position?.averagePrice ?? null),
+              realized_pnl: F.format(position?.realized ?? F.ZERO),
+              fees: F.format(position?.fees ?? F.ZERO)
             }
           })
           return { bucket_id: bucket.id, contracts: F.format(contracts), fees: F.format(fees), members }

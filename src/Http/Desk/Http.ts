@@ -7,7 +7,7 @@ import * as F from "../../Domain/Fixed.ts"
 import { type OrderStatus, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
-import { defaultAccount, isPaperAccount, VenueGateway } from "../../Services/VenueGateway.ts"
+import { defaultAccount, isPaperAccount, VenueGateway, venueAccount } from "../../Services/VenueGateway.ts"
 import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccount.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { submitBucketOrder, submitOrder } from "../../Orders.ts"
@@ -91,9 +91,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const venue = payload.market_id.includes(":")
             ? payload.market_id.slice(0, payload.market_id.indexOf(":"))
             : ""
-          const fallback =
-            gateway.venue(venue)?.accounts.length === 1 ? `${venue}:${gateway.venue(venue)!.accounts[0]}` : undefined
-          const account = payload.account ?? fallback
+          const account = payload.account ?? venueAccount(gateway.venue(venue))
           const [target] = yield* scope("trade", account)
           const { order, created } = yield* submitOrder(payload, target!, yield* actorName).pipe(
             Effect.provideService(Desk, desk),

@@ -3,9 +3,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { generateKeyPairSync } from "node:crypto"
 import * as F from "../../../src/Domain/Fixed.ts"
-import { request } from "../../Http/TestServer.ts"
 import { FakeKalshi, type FakeMarketSpec } from "../Kalshi/Fake.ts"
-import { Owner, serveVenues } from "../ServeVenues.ts"
+import { authed, eventually, Owner, serveVenues } from "../ServeVenues.ts"
 
 const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
 const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
@@ -52,19 +51,15 @@ const server = (withKey: boolean) => {
   }).pipe(Layer.provideMerge(exchange)) as Layer.Layer<Owner | Exchange | any>
 }
 
-const authed = (method: "GET" | "POST", path: string, json?: unknown) =>
-  Effect.flatMap(Owner, (token) => request(method, path, { token, ...(json === undefined ? {} : { json }) }))
-
-/** Polls until `check` holds (the stream is asynchronous); fails the test after ~6 s. */
-const eventually = <A>(read: Effect.Effect<A, any, any>, check: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 300; i++) {
-      const a = yield* read
-      if (check(a)) return a
-      yield* Effect.sleep("20 millis")
-    }
-    return yield* Effect.dieMessage("condition not reached in time")
-  })
+/** A paper buy of 3 at 0.40, behind the 10 YES the fake shows there. */
+const placeBehind = authed("POST", "/trading/orders", {
+  account: "kalshi:paper",
+  market_id: A,
+  side: "buy",
+  type: "limit",
+  amount: "3",
+  price: "0.40"
+})
 
 /** Requests that would have placed, changed or canceled an order on the fake. */
 const orderRequests = (x: FakeKalshi) => x.requests.filter((r) => r.method !== "GET" && r.path.includes("/portfolio/"))
@@ -76,14 +71,7 @@ describe("kalshi:paper on the fake exchange", () => {
       const accounts = (yield* authed("GET", "/trading/accounts")).body
       assert.include(JSON.stringify(accounts), "kalshi:paper")
 
-      const placed = yield* authed("POST", "/trading/orders", {
-        account: "kalshi:paper",
-        market_id: A,
-        side: "buy",
-        type: "limit",
-        amount: "3",
-        price: "0.40"
-      })
+      const placed = yield* placeBehind
       assert.strictEqual(placed.status, 201, placed.text)
       assert.strictEqual(placed.body.status, "open")
       assert.strictEqual(placed.body.info.paper, true)
@@ -186,14 +174,7 @@ describe("kalshi:paper on the fake exchange", () => {
     () =>
       Effect.gen(function* () {
         const x = yield* Exchange
-        const placed = yield* authed("POST", "/trading/orders", {
-          account: "kalshi:paper",
-          market_id: A,
-          side: "buy",
-          type: "limit",
-          amount: "3",
-          price: "0.40"
-        })
+        const placed = yield* placeBehind
         assert.strictEqual(placed.status, 201, placed.text)
         const order = authed("GET", `/trading/orders/${placed.body.id}?account=kalshi:paper`)
         // 9 of the 10 ahead trade: the socket says so first, the trade list a moment later.

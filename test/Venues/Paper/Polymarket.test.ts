@@ -1,9 +1,8 @@
 /** `polymarket:paper` on the fake CLOB with public data only: taker fills at the book, a book moving through it. */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { request } from "../../Http/TestServer.ts"
 import { CONDITION, type FakePolymarket, startFake } from "../Polymarket/Fake.ts"
-import { Owner, serveVenues } from "../ServeVenues.ts"
+import { authed, eventually, Owner, serveVenues } from "../ServeVenues.ts"
 
 const M = `polymarket:${CONDITION}`
 
@@ -30,19 +29,6 @@ const server = serveVenues({
     )
   )
 ) as Layer.Layer<Owner | Clob | any>
-
-const authed = (method: "GET" | "POST", path: string, json?: unknown) =>
-  Effect.flatMap(Owner, (token) => request(method, path, { token, ...(json === undefined ? {} : { json }) }))
-
-const eventually = <A>(read: Effect.Effect<A, any, any>, check: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 300; i++) {
-      const a = yield* read
-      if (check(a)) return a
-      yield* Effect.sleep("20 millis")
-    }
-    return yield* Effect.dieMessage("condition not reached in time")
-  })
 
 describe("polymarket:paper on the fake CLOB", () => {
   it.live(
