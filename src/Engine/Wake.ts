@@ -4,6 +4,7 @@ import { NO_FEES } from "../Domain/Fees.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { MarketView, MemberQuote } from "./Core.ts"
 import type { ParentsByMarket } from "./LiveMarkets.ts"
+import { feesOf } from "../Services/VenueGateway.ts"
 import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
 
 /** The parents a view wakes, counted. */
@@ -91,7 +92,7 @@ export const quotesOf = (d: Driver, rt: Runtime) =>
         asks: book.asks,
         tick: market.tick,
         lot: market.lot,
-        fees: market.feeSchedule ?? NO_FEES
+        fees: (yield* feesOf(venue, market).pipe(Effect.orElseSucceed(() => undefined))) ?? NO_FEES
       }
       return quote
     })

@@ -1,5 +1,6 @@
 /** The VenueGateway seam: every venue the server knows, behind one interface for market data and orders. */
-import { Context, Data, type Effect, type Queue, type Scope } from "effect"
+import { Context, Data, Effect, type Queue, type Scope } from "effect"
+import type { MarketFees } from "../Domain/Fees.ts"
 import type { Fixed } from "../Domain/Fixed.ts"
 import type { Book, Market, Side, Trade } from "../Domain/Market.ts"
 import { PAPER_NAME } from "../Domain/Order.ts"
@@ -150,11 +151,20 @@ export interface Venue {
   /** The keep-alive the venue needs while orders rest: when it last succeeded or failed, and why. */
   readonly heartbeat?: Effect.Effect<HeartbeatStatus>
   /**
-   * The venue's fee schedule on one market, for a venue whose market records do not carry it (`feeSchedule`): what
-   * a paper fill there pays.
+   * The venue's fee schedule on one market, for a venue whose market records do not carry it (`feeSchedule`);
+   * undefined where the venue states none as data. Read through {@link feesOf}.
    */
-  readonly fees?: (nativeId: string) => Effect.Effect<FeeRule, VenueError>
+  readonly fees?: (nativeId: string) => Effect.Effect<MarketFees | undefined, VenueError>
 }
+
+/**
+ * A market's fee schedule: the one its record carries, else the one its venue states for it, else undefined (none
+ * known). What a paper fill pays and what a bucket order prices a member's contract with.
+ */
+export const feesOf = (venue: Venue, market: Market): Effect.Effect<MarketFees | undefined, VenueError> =>
+  market.feeSchedule !== undefined || venue.fees === undefined
+    ? Effect.succeed(market.feeSchedule)
+    : venue.fees(market.nativeId)
 
 /** The fee of one fill of `amount` contracts at YES price `price`. */
 export type FeeRule = (price: Fixed, amount: Fixed, liquidity: "maker" | "taker") => Fixed

@@ -2,11 +2,11 @@
 import type { HttpClient } from "@effect/platform"
 import { Clock, Effect, Either, PubSub, Queue, Ref, type Scope } from "effect"
 import { readFileSync } from "node:fs"
+import type { MarketFees } from "../../Domain/Fees.ts"
 import * as F from "../../Domain/Fixed.ts"
 import type { Book, Market, Trade } from "../../Domain/Market.ts"
 import {
   type Capabilities,
-  type FeeRule,
   type PlaceOrderRequest,
   type Venue,
   VenueError,
@@ -340,21 +340,20 @@ export const makeKalshiVenue = (
 
     /**
      * A market's fee schedule: its series' (the event ticker's first part names the series), read once per series.
-     * A `flat` schedule, whose table the API does not publish, charges nothing here.
+     * A `flat` schedule, whose table the API does not publish, is none (undefined).
      */
-    const seriesFees = new Map<string, FeeRule>()
-    const fees = (ticker: string): Effect.Effect<FeeRule, VenueError> =>
+    const seriesFees = new Map<string, MarketFees | undefined>()
+    const fees = (ticker: string): Effect.Effect<MarketFees | undefined, VenueError> =>
       Effect.gen(function* () {
         const m = yield* market(ticker)
         if (m === undefined) return yield* Effect.fail(venueError("rejected", `no market ${ticker}`))
         const seriesTicker = m.eventId.split("-")[0]!
-        const known = seriesFees.get(seriesTicker)
-        if (known !== undefined) return known
+        if (seriesFees.has(seriesTicker)) return seriesFees.get(seriesTicker)
         const r = yield* rest.series(seriesTicker)
         const schedule = yield* Either.mapLeft(W.feeSchedule(r.series), unreadable("series"))
-        const rule: FeeRule = (price, amount, liquidity) => W.estimateFee(schedule, amount, price, liquidity) ?? F.ZERO
-        seriesFees.set(seriesTicker, rule)
-        return rule
+        const rates = W.marketFees(schedule)
+        seriesFees.set(seriesTicker, rates)
+        return rates
       })
 
     const fetchOrder = (venueOrderId: string) =>

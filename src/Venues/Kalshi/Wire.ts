@@ -1,5 +1,6 @@
 /** Kalshi's own records as schemas, and their exact conversion into our Domain records. */
 import { Either, ParseResult, Schema } from "effect"
+import { type MarketFees, quadraticFee } from "../../Domain/Fees.ts"
 import * as F from "../../Domain/Fixed.ts"
 import type { Book, Market, MarketStatus, Side, Trade } from "../../Domain/Market.ts"
 import { LadderBook } from "./Book.ts"
@@ -578,10 +579,16 @@ export const estimateFee = (
   price: F.Fixed,
   liquidity: "maker" | "taker"
 ): F.Fixed | undefined => {
+  const fees = marketFees(schedule)
+  return fees === undefined
+    ? undefined
+    : quadraticFee(liquidity === "taker" ? fees.taker : fees.maker, price, contracts, fees.step)
+}
+
+/** A series' schedule as the rates and step of the quadratic formula; undefined for the unpublished `flat` one. */
+export const marketFees = (schedule: FeeSchedule): MarketFees | undefined => {
   const makerShare = MAKER_SHARE[schedule.type]
   if (makerShare === undefined) return undefined
-  const share = liquidity === "taker" ? F.ONE : makerShare
-  const rate = F.mul(F.mul(TAKER_RATE, schedule.multiplier, "up"), share, "up")
-  const raw = F.mul(F.mul(F.mul(rate, contracts, "up"), price, "up"), F.sub(F.ONE, price), "up")
-  return F.roundTo(raw, FEE_STEP, "up")
+  const taker = F.mul(TAKER_RATE, schedule.multiplier, "up")
+  return { taker, maker: F.mul(taker, makerShare, "up"), step: FEE_STEP }
 }

@@ -9,6 +9,7 @@ import * as F from "../../Domain/Fixed.ts"
 import type { Book, Market } from "../../Domain/Market.ts"
 import {
   type FeeRule,
+  feesOf,
   PAPER,
   type PlaceOrderRequest,
   type Venue,
@@ -115,14 +116,12 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
         const nativeId = market.nativeId
         if (!feeRules.has(nativeId)) {
           // The schedule the market record carries, else the one the venue states for it, else none.
-          const schedule = market.feeSchedule
+          const schedule = yield* feesOf(live, market)
           const rule: FeeRule =
             schedule !== undefined
               ? (price, amount, liquidity) =>
                   quadraticFee(liquidity === "taker" ? schedule.taker : schedule.maker, price, amount, schedule.step)
-              : live.fees !== undefined
-                ? yield* live.fees(nativeId)
-                : NO_FEES
+              : NO_FEES
           feeRules.set(nativeId, rule)
         }
         if (!seen.has(nativeId)) {
