@@ -12,6 +12,30 @@ import type { TapeEvent, TapeHeader } from "./Tape.ts"
 import { TapeBook } from "./TapeBook.ts"
 
 const MAX_TRADES = 1000
+
+/** A market's newest prints, at most `MAX_TRADES`, in a ring: a print costs the same however many came before. */
+class RecentTrades {
+  private readonly ring: Array<Trade> = []
+  private next = 0
+  /** How many are kept. */
+  get size(): number {
+    return this.ring.length
+  }
+  add(trade: Trade): void {
+    if (this.ring.length < MAX_TRADES) this.ring.push(trade)
+    else this.ring[this.next] = trade
+    this.next = (this.next + 1) % MAX_TRADES
+  }
+  latest(): Trade | undefined {
+    return this.ring.length === 0 ? undefined : this.ring[(this.next - 1 + MAX_TRADES) % MAX_TRADES]
+  }
+  /** Newest first. */
+  list(): Array<Trade> {
+    const out: Array<Trade> = []
+    for (let k = 1; k <= this.ring.length; k++) out.push(this.ring[(this.next - k + MAX_TRADES) % MAX_TRADES]!)
+    return out
+  }
+}
 const EMPTY = new TapeBook()
 /** Takers pay the sim's fee, makers nothing. */
 const TAKER_ONLY: FeeRule = (price, amount, liquidity) => (liquidity === "taker" ? takerFee(price, amount) : F.ZERO)
@@ -38,7 +62,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
     const venueId = header.markets[0]?.id.slice(0, header.markets[0].id.indexOf(":")) ?? "sim"
     const markets = new Map<string, Market>()
     const books = new Map<string, TapeBook>()
-    const trades = new Map<string, Array<Trade>>()
+    const trades = new Map<string, RecentTrades>()
     for (const m of header.markets) {
       const nativeId = m.id.slice(m.id.indexOf(":") + 1)
       markets.set(nativeId, {
@@ -56,7 +80,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
         result: null
       })
       books.set(nativeId, new TapeBook())
-      trades.set(nativeId, [])
+      trades.set(nativeId, new RecentTrades())
     }
     const model = makeOrderModel({
       orderId: (n) => `tape-${String(n).padStart(6, "0")}`,
@@ -90,15 +114,14 @@ export const makeTapeVenue = (header: TapeHeader) =>
         case "trade": {
           const price = F.of(event.price)
           const amount = F.of(event.amount)
-          const list = trades.get(nativeId)!
-          list.unshift({
-            id: `${nativeId}-${event.ts}-${list.length}`,
+          const recent = trades.get(nativeId)!
+          recent.add({
+            id: `${nativeId}-${event.ts}-${recent.size}`,
             ts: event.ts,
             price,
             amount,
             takerSide: event.taker_side
           })
-          if (list.length > MAX_TRADES) list.length = MAX_TRADES
           return model.traded(nativeId, price, amount, event.taker_side, event.ts)
         }
         case "status": {
@@ -157,7 +180,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
             asks: book === undefined ? [] : book.levels("ask").map(level)
           }
         }),
-      trades: (nativeId) => Effect.sync(() => trades.get(nativeId) ?? []),
+      trades: (nativeId) => Effect.sync(() => trades.get(nativeId)?.list() ?? []),
       placeOrder,
       cancelOrder: (id) => Effect.flatMap(Clock.currentTimeMillis, (now) => answer(model.cancel(id, now))),
       amendOrder: (id, changes) =>
@@ -177,7 +200,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
       view: (nativeId) => {
         const book = books.get(nativeId)
         if (book === undefined) return undefined
-        return { bestBid: book.bestBid(), bestAsk: book.bestAsk(), last: trades.get(nativeId)?.[0]?.price ?? null }
+        return { bestBid: book.bestBid(), bestAsk: book.bestAsk(), last: trades.get(nativeId)?.latest()?.price ?? null }
       }
     }
     return venue

@@ -159,6 +159,9 @@ export const makeOrderModel = (options: ModelOptions) => {
   }
 
   /** Better price first (a buy's higher, a sell's lower), then earlier: the order a counterparty meets them in. */
+  /** Whether an own order on `side` at `price` is at `at` or better than it. */
+  const reaches = (side: Side, price: F.Fixed, at: F.Fixed): boolean => (side === "buy" ? price >= at : price <= at)
+
   const byPriority = (rest: ReadonlyArray<OwnOrder>, side: Side): Array<OwnOrder> =>
     rest
       .filter((o) => o.side === side)
@@ -173,7 +176,7 @@ export const makeOrderModel = (options: ModelOptions) => {
   const crossings = (rest: ReadonlyArray<OwnOrder>, book: ModelBook, ts: number, out: Array<VenueEvent>) => {
     for (const side of ["buy", "sell"] as const) {
       const best = side === "buy" ? book.bestAsk() : book.bestBid()
-      if (best === null) continue
+      if (best === null || !rest.some((o) => o.side === side && reaches(side, o.price, best))) continue
       const crossed = byPriority(rest, side).filter((o) => (side === "buy" ? best <= o.price : best >= o.price))
       if (crossed.length === 0) continue
       const levels = book.levels(side === "buy" ? "ask" : "bid")
@@ -207,6 +210,8 @@ export const makeOrderModel = (options: ModelOptions) => {
     ts: number,
     out: Array<VenueEvent>
   ) => {
+    // Most prints reach no own order: nothing to sort then.
+    if (!rest.some((o) => o.side === side && reaches(side, o.price, price))) return
     let left = amount
     const level: Array<OwnOrder> = []
     for (const o of byPriority(rest, side)) {
