@@ -11,7 +11,7 @@ import type { MarketView } from "./Core.ts"
 import * as Bucket from "./Bucket.ts"
 import { expireDue, feed, feedQuotes, feedView, onChildUpdate, onMarket, timersDue } from "./Inputs.ts"
 import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
-import { completeIfQuiet, save } from "./Parents.ts"
+import { completeIfQuiet, record, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
 import { type Driver, type EngineType, kindOf, type Runtime } from "./Runtime.ts"
@@ -123,6 +123,14 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         return rt === undefined || rt.done ? undefined : kindOf(d, rt).core.info(rt.state)
       }),
       () => desk.renderLiveInfo(() => undefined)
+    )
+    // The desk keeps no record of a working parent: it renders one from the parent's runtime when asked.
+    yield* Effect.acquireRelease(
+      desk.renderParents(
+        (rt) => record(d, rt as Runtime),
+        [...parents.values()].filter((rt) => !rt.done).map((rt) => [rt.id, rt] as const)
+      ),
+      () => desk.renderParents(undefined, [])
     )
 
     // Inputs: child updates from the desk, market data from the venues, and timers.

@@ -25,10 +25,12 @@ export const persist = (
   )
 
 /**
- * The parent's record as the API shows it, from its running sums. `info.children` is not kept here: it grows with
- * the parent's history, so the desk reads it from the store's parent index when a client reads the parent.
+ * The parent's record as the API shows it, from its running sums, as of its last save. `info.children` is not kept
+ * here: it grows with the parent's history, so the desk reads it from the store's parent index when a client reads
+ * the parent. The desk renders a working parent's record with this whenever it is read instead of keeping one.
  */
-const record = (d: Driver, rt: Runtime, status: Order["status"], now: number): Order => {
+export const record = (d: Driver, rt: Runtime): Order => {
+  const status = statusOf(rt, rt.filled >= rt.spec.amount)
   return {
     id: rt.id,
     clientOrderId: rt.clientOrderId,
@@ -53,7 +55,7 @@ const record = (d: Driver, rt: Runtime, status: Order["status"], now: number): O
     reduceOnly: rt.spec.reduceOnly,
     expiresAt: rt.expiresAt,
     createdAt: rt.spec.createdAt,
-    updatedAt: now,
+    updatedAt: rt.updatedAt ?? rt.spec.createdAt,
     parentId: null,
     queuePriorityPreserved: null,
     book: rt.book,
@@ -99,9 +101,8 @@ export const save = (
       const order = yield* d.desk.get(child.orderId)
       if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
     }
-    const draft = record(d, rt, "waiting", now)
-    const status = statusOf(rt, draft.filled >= rt.spec.amount)
-    const order: Order = { ...draft, status, info: { ...draft.info, state: status } }
+    rt.updatedAt = now
+    const order = record(d, rt)
     const extra = after?.(order)
     yield* d.desk.putParent(order, kind, {
       digest,

@@ -15,6 +15,7 @@ export const restore = (d: Driver) =>
     for (const stored of yield* d.store.liveParents) {
       const rt = stored.state as Runtime
       if (d.registry[rt.type] === undefined) continue
+      rt.updatedAt ??= stored.updatedAt
       d.parents.set(rt.id, rt)
       rewatch(d, rt)
       if (rt.expiresAt !== null && rt.ending === null) dueAdded(d, rt.expiresAt, rt)

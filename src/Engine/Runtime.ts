@@ -60,6 +60,8 @@ export interface Runtime {
   ending: null | "closed" | "canceled" | "expired" | "rejected"
   detail: string
   done: boolean
+  /** When its record last changed (absent in a state written before it was kept: the parent's creation). */
+  updatedAt?: number
   readonly expiresAt: number | null
   readonly clientOrderId: string
   readonly book: string

@@ -315,7 +315,7 @@ const makeDesk = (config: DeskConfig) =>
 
     // Orders left open by the last run are reconciled with their venue: still there, they follow it; gone, they end.
     yield* reconcile({
-      orders: [...memory.live.values()],
+      orders: memory.liveOrders(),
       openStatuses,
       gateway,
       lookup,
@@ -467,7 +467,7 @@ const makeDesk = (config: DeskConfig) =>
       cancelAll: (filter: OrderFilter) =>
         serialized(
           cancelWanted({
-            live: [...memory.live.values()],
+            live: memory.liveOrders(),
             wanted: (order) => matches(order, filter),
             marketId: filter.marketId,
             trading: gateway.trading,
@@ -566,7 +566,7 @@ const makeDesk = (config: DeskConfig) =>
             })
             let canceled = 0
             if (input.policy === "cancel") {
-              for (const order of [...memory.live.values()]) {
+              for (const order of memory.liveOrders()) {
                 if (TERMINAL.has(order.status) || (input.scope !== "*" && order.venue !== input.scope)) continue
                 const after = yield* cancelOne(order).pipe(Effect.orElseSucceed(() => order))
                 if (after.status === "canceled") canceled++
@@ -618,7 +618,8 @@ const makeDesk = (config: DeskConfig) =>
             if (options.digest !== undefined) {
               memory.name(order, options.digest)
             }
-            memory.remember(order)
+            // A working parent's record is rendered from the engine's state of it when read (see renderParents).
+            memory.remember(order, options.state.live ? options.state.state : undefined)
             yield* journal.commit({
               orders: [stored(order)],
               parents: [options.state],
@@ -629,6 +630,15 @@ const makeDesk = (config: DeskConfig) =>
             })
           })
         ),
+      /**
+       * How a working parent's record is made from the state the engine hands over with it (`putParent`'s
+       * `state.state`): the desk keeps no record of a working parent of its own; `working` hands over the state of
+       * each parent the engine restored at start. Undefined when the engine stops.
+       */
+      renderParents: (
+        render: ((state: unknown) => Order) | undefined,
+        working: ReadonlyArray<readonly [id: string, state: unknown]>
+      ) => Effect.sync(() => memory.renderParents(render, working)),
       /** Where a working parent's live `info` is read from when a client reads it (the engine's runtime). */
       renderLiveInfo: (render: Lookups["liveInfo"]) =>
         Effect.sync(() => {
@@ -657,11 +667,7 @@ const makeDesk = (config: DeskConfig) =>
       checkPrice,
       haltedFor: (venue: string) =>
         Effect.sync(() => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined)),
-      openOrderCount: Effect.sync(() => {
-        let n = 0
-        for (const o of memory.live.values()) if (openStatuses.has(o.status)) n++
-        return n
-      })
+      openOrderCount: Effect.sync(() => memory.openTotal())
     }
   })
 

@@ -15,7 +15,15 @@ const clientKey = (account: string, clientOrderId: string) => `${account}\u0000$
  * or a late venue report finds them without a read); every other finished order is read from the store when asked for.
  */
 export class Held {
-  readonly live = new Map<string, Order>()
+  private readonly live = new Map<string, Order>()
+  /**
+   * Working engine parents: no record of their own here, only their holder's handle, from which `render` makes the
+   * record as it is now (the holder changes its handle only together with a new record it hands over). Those whose
+   * status counts as open are named in `parentsOpen`, so a change takes back what the last one counted.
+   */
+  private readonly parents = new Map<string, unknown>()
+  private readonly parentsOpen = new Set<string>()
+  private render: ((handle: unknown) => Order) | undefined
   private readonly recent = new Map<string, Order>()
   private readonly byClientId = new Map<string, string>()
   private readonly byVenueOrderId = new Map<string, string>()
@@ -26,7 +34,42 @@ export class Held {
   private readonly lockedBy = new Map<string, F.Fixed>()
 
   lookup(id: string): Order | undefined {
-    return this.live.get(id) ?? this.recent.get(id)
+    const held = this.live.get(id)
+    if (held !== undefined) return held
+    const handle = this.parents.get(id)
+    return handle !== undefined && this.render !== undefined ? this.render(handle) : this.recent.get(id)
+  }
+
+  /** Every order not yet finished, engine parents rendered as they are now. */
+  liveOrders(): Array<Order> {
+    const out = [...this.live.values()]
+    if (this.render !== undefined) for (const handle of this.parents.values()) out.push(this.render(handle))
+    return out
+  }
+
+  /**
+   * How an engine parent's record is made from its holder's handle; from now on working parents keep no record.
+   * `working` names the handles of parents held already (restored at start), whose records are let go.
+   */
+  renderParents(
+    render: ((handle: unknown) => Order) | undefined,
+    working: ReadonlyArray<readonly [id: string, handle: unknown]>
+  ): void {
+    if (render === undefined && this.render !== undefined) {
+      // The holder leaves: its parents keep the records they have now.
+      for (const [id, handle] of this.parents) this.live.set(id, this.render(handle))
+      this.parents.clear()
+      this.parentsOpen.clear()
+    }
+    this.render = render
+    if (render === undefined) return
+    for (const [id, handle] of working) {
+      const order = this.live.get(id)
+      if (order === undefined) continue
+      this.live.delete(id)
+      this.parents.set(id, handle)
+      if (OPEN_STATUSES.has(order.status)) this.parentsOpen.add(id)
+    }
   }
 
   byClient(account: string, clientOrderId: string): Order | undefined {
@@ -53,23 +96,38 @@ export class Held {
     return this.openCount.get(account) ?? 0
   }
 
+  /** Orders open at a venue, or parents being canceled, over every account. */
+  openTotal(): number {
+    let n = 0
+    for (const count of this.openCount.values()) n += count
+    return n
+  }
+
   locked(account: string): F.Fixed {
     return this.lockedBy.get(account) ?? F.ZERO
   }
 
   sizes(): { live: number; recent: number } {
-    return { live: this.live.size, recent: this.recent.size }
+    return { live: this.live.size + this.parents.size, recent: this.recent.size }
   }
 
-  /** Takes an order as it is now: its sums, its indexes, and whether it is live or just finished. */
-  remember(order: Order): void {
-    const before = this.lookup(order.id)
-    if (before !== undefined) this.count(before, -1)
+  /**
+   * Takes an order as it is now: its sums, its indexes, and whether it is live or just finished. `handle`, for a
+   * working engine parent, is what its record is rendered from while it works (the record itself is not kept).
+   */
+  remember(order: Order, handle?: unknown): void {
+    this.uncount(order.id)
     this.count(order, 1)
     if (order.venueOrderId !== null) this.byVenueOrderId.set(`${order.venue}:${order.venueOrderId}`, order.id)
     if (!TERMINAL.has(order.status)) {
       this.recent.delete(order.id)
-      this.live.set(order.id, order)
+      if (handle !== undefined && this.render !== undefined) {
+        this.live.delete(order.id)
+        this.parents.set(order.id, handle)
+        if (OPEN_STATUSES.has(order.status)) this.parentsOpen.add(order.id)
+      } else {
+        this.live.set(order.id, order)
+      }
       return
     }
     this.live.delete(order.id)
@@ -84,8 +142,7 @@ export class Held {
 
   /** Drops an order that never was (written ahead, the venue never took it), sums and indexes included. */
   drop(order: Order): void {
-    const held = this.lookup(order.id)
-    if (held !== undefined) this.count(held, -1)
+    this.uncount(order.id)
     this.live.delete(order.id)
     this.recent.delete(order.id)
     this.forget(order)
@@ -95,6 +152,22 @@ export class Held {
     this.byClientId.delete(clientKey(accountId(order.account), order.clientOrderId))
     if (order.venueOrderId !== null) this.byVenueOrderId.delete(`${order.venue}:${order.venueOrderId}`)
     this.digests.delete(order.id)
+  }
+
+  /** Takes back what the order as held now counts, and leaves the parents' handles (a new record follows). */
+  private uncount(id: string): void {
+    if (this.parents.has(id)) {
+      if (this.parentsOpen.delete(id)) {
+        // A parent's record counts no collateral (it is not at a venue): only the open order.
+        const order = this.render!(this.parents.get(id))
+        const account = accountId(order.account)
+        this.openCount.set(account, (this.openCount.get(account) ?? 0) - 1)
+      }
+      this.parents.delete(id)
+      return
+    }
+    const held = this.live.get(id) ?? this.recent.get(id)
+    if (held !== undefined) this.count(held, -1)
   }
 
   private count(order: Order, sign: 1 | -1): void {
