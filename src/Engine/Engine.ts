@@ -208,13 +208,29 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       checked: { readonly spec: Runtime["spec"]; readonly params: unknown },
       id: string
     ) => {
-      const fullSpec = { ...checked.spec, id }
+      // Built field by field (not spread): a parent keeps these objects while it works, at their smallest shape.
+      const c = checked.spec
+      const fullSpec: Runtime["spec"] = {
+        id,
+        side: c.side,
+        amount: c.amount,
+        price: c.price,
+        stopPrice: c.stopPrice,
+        timeInForce: c.timeInForce,
+        postOnly: c.postOnly,
+        reduceOnly: c.reduceOnly,
+        tick: c.tick,
+        lot: c.lot,
+        createdAt: c.createdAt
+      }
       const first = d.registry[type].core.init(fullSpec, checked.params, seedOf(id) ^ seed)
       const rt: Runtime = {
         id,
         type,
         account: input.account,
-        ...where,
+        venue: where.venue,
+        marketId: where.marketId,
+        members: where.members,
         spec: fullSpec,
         params: checked.params,
         wireParams: input.params,
@@ -229,6 +245,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         ending: null,
         detail: "",
         done: false,
+        updatedAt: fullSpec.createdAt,
         expiresAt: input.expiresAt ?? null,
         clientOrderId: input.clientOrderId ?? id,
         book: input.book ?? "",

@@ -43,7 +43,7 @@ export interface Runtime {
   readonly venue: string
   readonly marketId: string
   /** A bucket order's members: a child of member i goes to its market on its account. */
-  readonly members?: ReadonlyArray<RuntimeMember>
+  readonly members?: ReadonlyArray<RuntimeMember> | undefined
   readonly spec: ParentSpec
   readonly params: unknown
   readonly wireParams: Readonly<Record<string, unknown>>

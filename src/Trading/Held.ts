@@ -8,7 +8,24 @@ const RECENT = 1024
 
 export const OPEN_STATUSES: ReadonlySet<OrderStatus> = new Set(["pending", "open", "pending_cancel"])
 
-const clientKey = (account: string, clientOrderId: string) => `${account}\u0000${clientOrderId}`
+/** Ids under two keys, with no key string made per entry (the inner keys are the orders' own strings). */
+class TwoKeys {
+  private readonly outer = new Map<string, Map<string, string>>()
+  get(a: string, b: string): string | undefined {
+    return this.outer.get(a)?.get(b)
+  }
+  set(a: string, b: string, id: string): void {
+    let inner = this.outer.get(a)
+    if (inner === undefined) this.outer.set(a, (inner = new Map()))
+    inner.set(b, id)
+  }
+  delete(a: string, b: string): void {
+    const inner = this.outer.get(a)
+    if (inner === undefined) return
+    inner.delete(b)
+    if (inner.size === 0) this.outer.delete(a)
+  }
+}
 
 /**
  * Memory follows live orders: `live` holds those not yet finished, `recent` the last few that finished (so an answer
@@ -25,8 +42,10 @@ export class Held {
   private readonly parentsOpen = new Set<string>()
   private render: ((handle: unknown) => Order) | undefined
   private readonly recent = new Map<string, Order>()
-  private readonly byClientId = new Map<string, string>()
-  private readonly byVenueOrderId = new Map<string, string>()
+  /** Account, then client order id. */
+  private readonly byClientId = new TwoKeys()
+  /** Venue, then the venue's order id. */
+  private readonly byVenueOrderId = new TwoKeys()
   /** The digest of the body each order was first placed with, for retries with its client id. */
   private readonly digests = new Map<string, string>()
   /** Per account: orders open at a venue, and the collateral the priced ones lock; kept as orders change. */
@@ -73,12 +92,12 @@ export class Held {
   }
 
   byClient(account: string, clientOrderId: string): Order | undefined {
-    const id = this.byClientId.get(clientKey(account, clientOrderId))
+    const id = this.byClientId.get(account, clientOrderId)
     return id === undefined ? undefined : this.lookup(id)
   }
 
   byVenue(venue: string, venueOrderId: string): Order | undefined {
-    const id = this.byVenueOrderId.get(`${venue}:${venueOrderId}`)
+    const id = this.byVenueOrderId.get(venue, venueOrderId)
     return id === undefined ? undefined : this.lookup(id)
   }
 
@@ -89,7 +108,7 @@ export class Held {
   /** Names an order by its client id (and the digest of its first body) before or as it is remembered. */
   name(order: Order, digest: string | undefined): void {
     if (digest !== undefined) this.digests.set(order.id, digest)
-    this.byClientId.set(clientKey(accountId(order.account), order.clientOrderId), order.id)
+    this.byClientId.set(accountId(order.account), order.clientOrderId, order.id)
   }
 
   openOrders(account: string): number {
@@ -118,7 +137,7 @@ export class Held {
   remember(order: Order, handle?: unknown): void {
     this.uncount(order.id)
     this.count(order, 1)
-    if (order.venueOrderId !== null) this.byVenueOrderId.set(`${order.venue}:${order.venueOrderId}`, order.id)
+    if (order.venueOrderId !== null) this.byVenueOrderId.set(order.venue, order.venueOrderId, order.id)
     if (!TERMINAL.has(order.status)) {
       this.recent.delete(order.id)
       if (handle !== undefined && this.render !== undefined) {
@@ -149,8 +168,8 @@ export class Held {
   }
 
   private forget(order: Order): void {
-    this.byClientId.delete(clientKey(accountId(order.account), order.clientOrderId))
-    if (order.venueOrderId !== null) this.byVenueOrderId.delete(`${order.venue}:${order.venueOrderId}`)
+    this.byClientId.delete(accountId(order.account), order.clientOrderId)
+    if (order.venueOrderId !== null) this.byVenueOrderId.delete(order.venue, order.venueOrderId)
     this.digests.delete(order.id)
   }
 

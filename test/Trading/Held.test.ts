@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest"
+import * as F from "../../src/Domain/Fixed.ts"
+import { accountRef, type Order, type OrderStatus } from "../../src/Domain/Order.ts"
+import { Held } from "../../src/Trading/Held.ts"
+
+/** What an engine holds of a parent: the desk renders its record from this. */
+interface Handle {
+  id: string
+  status: OrderStatus
+  filled: F.Fixed
+  updatedAt: number
+}
+
+const order = (over: Partial<Order> & Pick<Order, "id">): Order => ({
+  clientOrderId: over.id,
+  venue: "sim",
+  account: accountRef("sim:default"),
+  marketId: "sim:m1",
+  side: "buy",
+  type: "limit",
+  timeInForce: "gtc",
+  status: "open",
+  heldBy: "venue",
+  price: F.of("0.40"),
+  stopPrice: null,
+  amount: F.of("5"),
+  filled: F.ZERO,
+  cost: F.ZERO,
+  fee: F.ZERO,
+  lastFillPrice: null,
+  lastFillAmount: null,
+  postOnly: false,
+  reduceOnly: false,
+  expiresAt: null,
+  createdAt: 1,
+  updatedAt: 1,
+  parentId: null,
+  queuePriorityPreserved: null,
+  book: "",
+  trader: "",
+  tags: {},
+  notes: "",
+  info: {},
+  venueOrderId: null,
+  ...over
+})
+
+const render = (handle: unknown): Order => {
+  const h = handle as Handle
+  return order({
+    id: h.id,
+    type: "stop_market",
+    heldBy: "engine",
+    price: null,
+    stopPrice: F.of("0.30"),
+    status: h.status,
+    filled: h.filled,
+    updatedAt: h.updatedAt
+  })
+}
+
+const parent = (id: string, status: OrderStatus = "waiting"): Handle => ({ id, status, filled: F.ZERO, updatedAt: 1 })
+
+describe("the desk's memory of working engine parents", () => {
+  it("renders a parent's record from its holder's handle on every read, as the handle is now", () => {
+    const held = new Held()
+    held.renderParents(render, [])
+    const h = parent("mo_000001")
+    held.name(render(h), "digest-1")
+    held.remember(render(h), h)
+    expect(held.lookup("mo_000001")?.status).toBe("waiting")
+    h.status = "triggered"
+    h.filled = F.of("2")
+    h.updatedAt = 7
+    const read = held.lookup("mo_000001")!
+    expect([read.status, F.format(read.filled), read.updatedAt]).toEqual(["triggered", "2", 7])
+    expect(held.byClient("sim:default", "mo_000001")?.status).toBe("triggered")
+    expect(held.digestOf("mo_000001")).toBe("digest-1")
+    expect(held.liveOrders().map((o) => o.id)).toEqual(["mo_000001"])
+    expect(held.sizes()).toEqual({ live: 1, recent: 0 })
+  })
+
+  it("counts a parent being canceled as open exactly while its record says so", () => {
+    const held = new Held()
+    held.renderParents(render, [])
+    held.remember(order({ id: "o_1" }))
+    const h = parent("mo_000002")
+    held.remember(render(h), h)
+    expect(held.openOrders("sim:default")).toBe(1)
+    // The holder changes its handle, then hands over the record made from it.
+    h.status = "pending_cancel"
+    held.remember(render(h), h)
+    expect([held.openOrders("sim:default"), held.openTotal()]).toEqual([2, 2])
+    held.remember(render(h), h)
+    expect(held.openOrders("sim:default")).toBe(2)
+    h.status = "canceled"
+    held.remember(render(h), h)
+    expect([held.openOrders("sim:default"), held.openTotal()]).toEqual([1, 1])
+    // Finished, it is kept as the record it ended with, whatever becomes of the handle.
+    h.status = "waiting"
+    expect(held.lookup("mo_000002")?.status).toBe("canceled")
+    expect(held.liveOrders().map((o) => o.id)).toEqual(["o_1"])
+    expect(held.sizes()).toEqual({ live: 1, recent: 1 })
+  })
+
+  it("lets go of the records of parents restored at start, and keeps records again once the holder leaves", () => {
+    const held = new Held()
+    const h = parent("mo_000003", "pending_cancel")
+    held.remember(render(h))
+    expect(held.openOrders("sim:default")).toBe(1)
+    held.renderParents(render, [["mo_000003", h]])
+    h.filled = F.of("1")
+    expect(F.format(held.lookup("mo_000003")!.filled)).toBe("1")
+    h.status = "waiting"
+    held.remember(render(h), h)
+    expect(held.openOrders("sim:default")).toBe(0)
+    held.renderParents(undefined, [])
+    h.filled = F.of("3")
+    expect(F.format(held.lookup("mo_000003")!.filled)).toBe("1")
+    expect(held.liveOrders().map((o) => o.status)).toEqual(["waiting"])
+  })
+})
