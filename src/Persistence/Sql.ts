@@ -2,7 +2,8 @@
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import Database from "better-sqlite3"
+import { Context, Effect, Layer } from "effect"
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
 import { ControlMigrations } from "./migrations/control.ts"
@@ -76,8 +77,62 @@ const database = (filename: string, migrations: Record<string, Effect.Effect<voi
   )
 }
 
+/** A statement and its positional parameters. */
+export type Statement = readonly [text: string, params: ReadonlyArray<string | number | null>]
+
+/**
+ * The engine database's writes, on a connection of their own: each write's statements in one transaction, run
+ * synchronously with statements prepared once (the SQL client adds 20–30 µs per statement around the same driver).
+ * Every write of the engine database goes through it once the schema is migrated; the client's connection reads.
+ * Only for a database on a file: an in-memory one is a different database on each connection.
+ */
+export class EngineWriter extends Context.Tag("crossbook/EngineWriter")<
+  EngineWriter,
+  { readonly write: (statements: ReadonlyArray<Statement>) => void }
+>() {}
+
+const writer = (filename: string) =>
+  filename === ":memory:"
+    ? Layer.empty
+    : Layer.scoped(
+        EngineWriter,
+        Effect.gen(function* () {
+          // Opened at the first write, when the client's connection has migrated the schema.
+          let db: Database.Database | undefined
+          let transaction: ((statements: ReadonlyArray<Statement>) => void) | undefined
+          const prepared = new Map<string, Database.Statement>()
+          yield* Effect.addFinalizer(() => Effect.sync(() => db?.close()))
+          const open = () => {
+            const opened = new Database(filename, { fileMustExist: true })
+            // As the client's connection: a wait on locks, foreign keys, and checkpoints left to the checkpointer.
+            opened.pragma("busy_timeout = 5000")
+            opened.pragma("foreign_keys = ON")
+            opened.pragma("synchronous = NORMAL")
+            opened.pragma("wal_autocheckpoint = 0")
+            db = opened
+            return opened
+          }
+          return {
+            write: (statements) => {
+              if (transaction === undefined) {
+                const conn = db ?? open()
+                const statement = (text: string) => {
+                  let s = prepared.get(text)
+                  if (s === undefined) prepared.set(text, (s = conn.prepare(text)))
+                  return s
+                }
+                transaction = conn.transaction((list: ReadonlyArray<Statement>) => {
+                  for (const [text, params] of list) statement(text).run(...params)
+                })
+              }
+              transaction(statements)
+            }
+          }
+        })
+      )
+
 /** The engine database at `filename` (":memory:" for tests and simulation), migrated to the latest schema. */
-export const engineDatabase = (filename: string) => database(filename, EngineMigrations)
+export const engineDatabase = (filename: string) => Layer.merge(database(filename, EngineMigrations), writer(filename))
 
 /** The control database (users, tokens, grants, audit), kept apart from the engine's. */
 export const controlDatabase = (filename: string) => database(filename, ControlMigrations)

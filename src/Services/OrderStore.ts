@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { orderNumber } from "../Domain/Order.ts"
+import { EngineWriter, type Statement } from "../Persistence/Sql.ts"
 
 /** Newest first: later creation, then the higher order number. */
 const newestFirst = (a: StoredOrder, b: StoredOrder) =>
@@ -364,6 +365,7 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     OrderStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const writer = yield* Effect.serviceOption(EngineWriter)
       /** The journal's last seq, read once: appends run one transaction at a time in this process. */
       let journalSeq: number | null = null
       const toOrder = (row: Record<string, unknown>): StoredOrder => ({
@@ -398,65 +400,30 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
       })
       return {
         write: (batch) =>
-          sql
-            .withTransaction(
-              Effect.gen(function* () {
-                for (const id of batch.removeOrders ?? []) yield* sql`DELETE FROM orders WHERE id = ${id}`
-                for (const o of batch.orders ?? []) {
-                  yield* sql`INSERT INTO orders (id, account, client_order_id, venue, market_id, status, parent_id, book, created_at, updated_at, record, num, venue_order_id)
-                    VALUES (${o.id}, ${o.account}, ${o.clientOrderId}, ${o.venue}, ${o.marketId}, ${o.status}, ${o.parentId}, ${o.book}, ${o.createdAt}, ${o.updatedAt}, ${JSON.stringify(o.record)}, ${orderNumber(o.id)}, ${o.venueOrderId ?? null})
-                    ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, record = excluded.record, venue_order_id = excluded.venue_order_id`
-                }
-                for (const p of batch.positions ?? []) {
-                  yield* sql`INSERT INTO positions (account, market_id, value) VALUES (${p.account}, ${p.marketId}, ${JSON.stringify(p.value)})
-                    ON CONFLICT (account, market_id) DO UPDATE SET value = excluded.value`
-                }
-                for (const b of batch.balances ?? []) {
-                  yield* sql`INSERT INTO balances (account, cash_moved) VALUES (${b.account}, ${b.cashMoved})
-                    ON CONFLICT (account) DO UPDATE SET cash_moved = excluded.cash_moved`
-                }
-                for (const p of batch.parents ?? []) {
-                  yield* sql`INSERT INTO parents (id, live, state, updated_at) VALUES (${p.id}, ${p.live ? 1 : 0}, ${JSON.stringify(p.state)}, ${p.updatedAt})
-                    ON CONFLICT (id) DO UPDATE SET live = excluded.live, state = excluded.state, updated_at = excluded.updated_at`
-                }
-                for (const b of batch.buckets ?? []) {
-                  yield* sql`INSERT INTO buckets (id, num, status, created_at, record) VALUES (${b.id}, ${b.num}, ${b.status}, ${b.createdAt}, ${JSON.stringify(b.record)})
-                    ON CONFLICT (id) DO UPDATE SET status = excluded.status, record = excluded.record`
-                }
-                for (const { key, value, ts } of batch.settings ?? []) {
-                  yield* sql`INSERT INTO settings (key, value, updated_at) VALUES (${key}, ${JSON.stringify(value)}, ${ts})
-                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
-                }
-                const entries = batch.entries ?? []
-                if (entries.length === 0 && (batch.fills ?? []).length > 0) {
-                  return yield* Effect.dieMessage("a fill is written with its fill.new event")
-                }
-                if (entries.length === 0) return []
-                if (journalSeq === null) {
-                  const rows = yield* sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM journal`
-                  journalSeq = rows[0]?.seq ?? 0
-                }
-                let seq = journalSeq
-                const out: Array<JournalEvent> = []
-                for (const entry of entries) {
-                  seq += 1
-                  yield* sql`INSERT INTO journal (seq, ts, kind, key, payload)
-                    VALUES (${seq}, ${entry.ts}, ${entry.kind}, ${entry.key}, ${JSON.stringify(entry.payload)})`
-                  out.push({ ...entry, seq })
-                }
-                for (const { fill: f, entry } of batch.fills ?? []) {
-                  yield* sql`INSERT INTO fills (seq, id, account, market_id, order_id, book, ts, record)
-                    VALUES (${out[entry]!.seq}, ${f.id}, ${f.account}, ${f.marketId}, ${f.orderId}, ${f.book}, ${f.ts}, ${JSON.stringify(f.record)})`
-                }
-                journalSeq = seq
-                return out
-              })
-            )
-            .pipe(
-              // A transaction that did not commit leaves the last seq to be read again.
-              Effect.onError(() => Effect.sync(() => void (journalSeq = null))),
-              Effect.orDie
-            ),
+          Effect.gen(function* () {
+            if ((batch.entries ?? []).length === 0 && (batch.fills ?? []).length > 0) {
+              return yield* Effect.dieMessage("a fill is written with its fill.new event")
+            }
+            if (journalSeq === null && (batch.entries ?? []).length > 0) {
+              const rows = yield* sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM journal`
+              journalSeq = rows[0]?.seq ?? 0
+            }
+            const { statements, events, seq } = statementsOf(batch, journalSeq ?? 0)
+            if (writer._tag === "Some") {
+              const direct = writer.value
+              yield* Effect.try(() => direct.write(statements))
+            } else {
+              yield* sql.withTransaction(
+                Effect.forEach(statements, ([text, params]) => sql.unsafe(text, params), { discard: true })
+              )
+            }
+            if (events.length > 0) journalSeq = seq
+            return events
+          }).pipe(
+            // A transaction that did not commit leaves the last seq to be read again.
+            Effect.onError(() => Effect.sync(() => void (journalSeq = null))),
+            Effect.orDie
+          ),
         eventsAfter: (after, limit, kind) =>
           (kind === undefined
             ? sql<{ seq: number; ts: number; kind: string; key: string; payload: string }>`
@@ -622,3 +589,79 @@ const toBucket = (row: BucketRow): StoredBucket => ({
   createdAt: row.created_at,
   record: JSON.parse(row.record) as unknown
 })
+
+/** The engine database's writes: one text each, with positional parameters, prepared once where they run. */
+const WRITES = {
+  removeOrder: "DELETE FROM orders WHERE id = ?",
+  order: `INSERT INTO orders (id, account, client_order_id, venue, market_id, status, parent_id, book, created_at, updated_at, record, num, venue_order_id)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, record = excluded.record, venue_order_id = excluded.venue_order_id`,
+  position: `INSERT INTO positions (account, market_id, value) VALUES (?, ?, ?)
+    ON CONFLICT (account, market_id) DO UPDATE SET value = excluded.value`,
+  balance: `INSERT INTO balances (account, cash_moved) VALUES (?, ?)
+    ON CONFLICT (account) DO UPDATE SET cash_moved = excluded.cash_moved`,
+  parent: `INSERT INTO parents (id, live, state, updated_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET live = excluded.live, state = excluded.state, updated_at = excluded.updated_at`,
+  bucket: `INSERT INTO buckets (id, num, status, created_at, record) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET status = excluded.status, record = excluded.record`,
+  setting: `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+  event: "INSERT INTO journal (seq, ts, kind, key, payload) VALUES (?, ?, ?, ?, ?)",
+  fill: "INSERT INTO fills (seq, id, account, market_id, order_id, book, ts, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+} as const
+
+/**
+ * A batch as the statements of its transaction, in the order a write applies them (removals before stores), and
+ * its journal events numbered on from `lastSeq`.
+ */
+const statementsOf = (batch: Batch, lastSeq: number) => {
+  const statements: Array<Statement> = []
+  for (const id of batch.removeOrders ?? []) statements.push([WRITES.removeOrder, [id]])
+  for (const o of batch.orders ?? []) {
+    statements.push([
+      WRITES.order,
+      [
+        o.id,
+        o.account,
+        o.clientOrderId,
+        o.venue,
+        o.marketId,
+        o.status,
+        o.parentId,
+        o.book,
+        o.createdAt,
+        o.updatedAt,
+        JSON.stringify(o.record),
+        orderNumber(o.id),
+        o.venueOrderId ?? null
+      ]
+    ])
+  }
+  for (const p of batch.positions ?? []) {
+    statements.push([WRITES.position, [p.account, p.marketId, JSON.stringify(p.value)]])
+  }
+  for (const b of batch.balances ?? []) statements.push([WRITES.balance, [b.account, b.cashMoved]])
+  for (const p of batch.parents ?? []) {
+    statements.push([WRITES.parent, [p.id, p.live ? 1 : 0, JSON.stringify(p.state), p.updatedAt]])
+  }
+  for (const b of batch.buckets ?? []) {
+    statements.push([WRITES.bucket, [b.id, b.num, b.status, b.createdAt, JSON.stringify(b.record)]])
+  }
+  for (const { key, value, ts } of batch.settings ?? []) {
+    statements.push([WRITES.setting, [key, JSON.stringify(value), ts]])
+  }
+  let seq = lastSeq
+  const events: Array<JournalEvent> = []
+  for (const entry of batch.entries ?? []) {
+    seq += 1
+    statements.push([WRITES.event, [seq, entry.ts, entry.kind, entry.key, JSON.stringify(entry.payload)]])
+    events.push({ ...entry, seq })
+  }
+  for (const { fill: f, entry } of batch.fills ?? []) {
+    statements.push([
+      WRITES.fill,
+      [events[entry]!.seq, f.id, f.account, f.marketId, f.orderId, f.book, f.ts, JSON.stringify(f.record)]
+    ])
+  }
+  return { statements, events, seq }
+}

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { OrderStore, type StoredOrder } from "../../src/Services/OrderStore.ts"
+import { storeOnFile } from "./StoreFiles.ts"
 
 const order = (id: string, status: string, clientOrderId = `c-${id}`): StoredOrder => ({
   id,
@@ -19,7 +20,9 @@ const order = (id: string, status: string, clientOrderId = `c-${id}`): StoredOrd
 
 const layers = {
   memory: OrderStore.layerMemory,
-  sqlite: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(":memory:")))
+  sqlite: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(":memory:"))),
+  // On a file, writes go through the engine database's own writing connection.
+  "sqlite file": storeOnFile()
 }
 
 for (const [name, layer] of Object.entries(layers)) {
