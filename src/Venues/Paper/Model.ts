@@ -104,10 +104,23 @@ export const viewOf = (o: OwnOrder): VenueOrder => ({
 
 const restingSide = (side: Side): BookSide => (side === "buy" ? "bid" : "ask")
 
+/** How many finished orders a model keeps (as the desk keeps the last ones that finished). */
+const KEEP_FINISHED = 1024
+
 /** Own orders of one venue and how they fill against the books and trades they are fed. */
 export const makeOrderModel = (options: ModelOptions) => {
   const orders = new Map<string, OwnOrder>()
   const byClientId = new Map<string, string>()
+  /** Finished orders still kept, oldest first: a late cancel or a retry finds them; older ones are let go. */
+  const finished = new Set<OwnOrder>()
+  const finish = (o: OwnOrder) => {
+    finished.add(o)
+    if (finished.size <= KEEP_FINISHED) return
+    const oldest = finished.values().next().value!
+    finished.delete(oldest)
+    orders.delete(oldest.id)
+    if (byClientId.get(oldest.clientOrderId) === oldest.id) byClientId.delete(oldest.clientOrderId)
+  }
   let counter = 0
   let fillCounter = 0
 
@@ -140,6 +153,7 @@ export const makeOrderModel = (options: ModelOptions) => {
     out.push({ _tag: "Fill", fill: f })
     if (o.filled >= o.amount) {
       o.status = "closed"
+      finish(o)
       out.push({ _tag: "Order", order: viewOf(o) })
     }
   }
@@ -290,6 +304,7 @@ export const makeOrderModel = (options: ModelOptions) => {
       const out: Array<VenueEvent> = []
       for (const o of live(nativeId)) {
         o.status = "canceled"
+        finish(o)
         o.updatedAt = ts
         out.push({ _tag: "Order", order: viewOf(o) })
       }
@@ -337,6 +352,7 @@ export const makeOrderModel = (options: ModelOptions) => {
       }
       if (o.status === "open" && (r.timeInForce === "ioc" || r.timeInForce === "fok")) {
         o.status = "canceled"
+        finish(o)
         out.push({ _tag: "Order", order: viewOf(o) })
       }
       return { _tag: "Done", order: o, events: out }
@@ -348,6 +364,7 @@ export const makeOrderModel = (options: ModelOptions) => {
       const out: Array<VenueEvent> = []
       if (o.status === "open") {
         o.status = "canceled"
+        finish(o)
         o.updatedAt = now
         out.push({ _tag: "Order", order: viewOf(o) })
       }
@@ -383,6 +400,7 @@ export const makeOrderModel = (options: ModelOptions) => {
       const out: Array<VenueEvent> = []
       if (o.filled >= o.amount) {
         o.status = "closed"
+        finish(o)
         out.push({ _tag: "Order", order: viewOf(o) })
       }
       return { _tag: "Done", order: o, events: out }

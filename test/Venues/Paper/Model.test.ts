@@ -189,3 +189,29 @@ describe("paper order model", () => {
     )
   })
 })
+
+describe("paper order model memory", () => {
+  it("keeps every open order and the last 1,024 that finished: a long run does not grow with its history", () => {
+    const m = model()
+    const b = book([["0.40", "10"]], [["0.60", "10"]])
+    const resting = place(m, b, "buy", "0.30", "1").order.id
+    const ids: Array<string> = []
+    for (let i = 0; i < 1_500; i++) {
+      const id = place(m, b, "buy", "0.30", "1").order.id
+      const canceled = m.cancel(id, 2)
+      expect(canceled._tag === "Done" && canceled.order.status).toBe("canceled")
+      ids.push(id)
+    }
+    expect(m.open().map((o) => o.id)).toEqual([resting])
+    // The oldest finished ones are let go, the newest are still found (by id and by client id).
+    expect(m.get(ids[0]!)).toBeUndefined()
+    expect(m.get(ids[1_500 - 1_025]!)).toBeUndefined()
+    expect(m.get(ids[1_500 - 1_024]!)?.status).toBe("canceled")
+    const last = m.get(ids[ids.length - 1]!)!
+    expect(m.byClientId(last.clientOrderId)?.id).toBe(last.id)
+    // A late cancel of a kept one changes nothing; the resting order is untouched by all of it.
+    const again = m.cancel(last.id, 3)
+    expect(again._tag === "Done" && again.events).toEqual([])
+    expect(m.get(resting)?.status).toBe("open")
+  })
+})
