@@ -125,8 +125,27 @@ export class Journal extends Context.Tag("crossbook/Journal")<
             last = waiting
             return waiting
           })
-        const commit = (batch: Batch) =>
+        const queue = (batch: Batch) =>
           Effect.flatMap(push(batch), (waiting) => Effect.zipRight(lead, Deferred.await(waiting.done)))
+        /**
+         * With no write under way and nothing queued, a batch is a group of one: it is written at once, with no
+         * waiter to answer. Batches queued while it writes are written after it by the same leader, as in `lead`.
+         */
+        const commit = (batch: Batch) =>
+          Effect.suspend(() => {
+            if (writing || queued.length > 0) return queue(batch)
+            writing = true
+            countFills(batch, 1)
+            return Effect.exit(store.write(batch)).pipe(
+              Effect.flatMap((exit) => {
+                countFills(batch, -1)
+                if (Exit.isSuccess(exit)) publish(exit.value)
+                return Effect.zipRight(loop, exit)
+              }),
+              Effect.onError(() => Effect.sync(() => void (writing = false))),
+              Effect.uninterruptible
+            )
+          })
         const flushed = (leaving: boolean) =>
           Effect.suspend(() => {
             const target = last
