@@ -91,6 +91,11 @@ export class EngineWriter extends Context.Tag("crossbook/EngineWriter")<
   { readonly write: (statements: ReadonlyArray<Statement>) => void }
 >() {}
 
+const BUSY_WAIT_MS = 5_000
+const BUSY_PAUSE_MS = 2
+/** What the writer sleeps on between tries (nothing ever wakes it early). */
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
 const writer = (filename: string) =>
   filename === ":memory:"
     ? Layer.empty
@@ -121,11 +126,24 @@ const writer = (filename: string) =>
                   if (s === undefined) prepared.set(text, (s = conn.prepare(text)))
                   return s
                 }
+                // BEGIN IMMEDIATE: the write lock is taken first, where a busy checkpoint is waited for. A deferred
+                // transaction would hold a read snapshot while it asks for the write lock, and a TRUNCATE checkpoint
+                // waiting on that reader makes SQLite answer busy at once instead of waiting.
                 transaction = conn.transaction((list: ReadonlyArray<Statement>) => {
                   for (const [text, params] of list) statement(text).run(...params)
-                })
+                }).immediate
               }
-              transaction(statements)
+              // A checkpoint that truncates the WAL holds the write lock for a moment, and SQLite may answer busy
+              // without waiting; the transaction rolled back whole, so it is run again, for up to five seconds.
+              for (let waited = 0; ; waited += BUSY_PAUSE_MS) {
+                try {
+                  transaction(statements)
+                  return
+                } catch (e) {
+                  if ((e as { code?: unknown }).code !== "SQLITE_BUSY" || waited >= BUSY_WAIT_MS) throw e
+                  Atomics.wait(pause, 0, 0, BUSY_PAUSE_MS)
+                }
+              }
             }
           }
         })
