@@ -109,7 +109,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       wokenByType: {},
       due: new DueHeap(),
       lazyBands: new Map(),
-      lastTrades: new Map()
+      lastTrades: new Map(),
+      stateAhead: new Set()
     }
     const { parents, gateway } = d
 

@@ -3,7 +3,7 @@ import { Clock, Effect } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
 import type { ChildUpdate } from "../Trading/Desk.ts"
-import { type Input, type MarketView, wakes } from "./Core.ts"
+import { type Command, type Input, type MarketView, wakes } from "./Core.ts"
 import { completeIfQuiet, drop, persist, save, takeAmounts } from "./Parents.ts"
 import { admit, end, execute, place } from "./Placement.ts"
 import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
@@ -31,10 +31,24 @@ export const feed = (d: Driver, rt: Runtime, input: Input, savedAfter = false): 
     rt.state = step.state
     admit(rt, step.commands)
     rewatch(d, rt)
-    if (!savedAfter || step.commands.some((c) => c._tag !== "SetTimer")) yield* persist(d, rt)
+    if (!savedAfter || step.commands.some((c) => c._tag !== "SetTimer")) {
+      // A step that first reaches out with a placement writes its state with that child's write ahead.
+      if (firstReachIsPlace(step.commands) && rt.ending === null) d.stateAhead.add(rt.id)
+      else yield* persist(d, rt)
+    }
     yield* execute(d, rt, step.commands)
+    if (d.stateAhead.has(rt.id)) yield* persist(d, rt)
     yield* completeIfQuiet(d, rt)
   })
+
+/** Whether the first of a step's commands that reaches the desk or a venue is a placement. */
+const firstReachIsPlace = (commands: ReadonlyArray<Command>): boolean => {
+  for (const c of commands) {
+    if (c._tag === "Trigger" || c._tag === "Emit" || c._tag === "SetTimer") continue
+    return c._tag === "Place"
+  }
+  return false
+}
 
 /** A child's order changed at the desk: the parent's sums take it in, and its core hears of fills and ends. */
 export const onChildUpdate = (d: Driver, update: ChildUpdate) =>

@@ -4,7 +4,7 @@ import * as F from "../Domain/Fixed.ts"
 import { accountRef, type Order } from "../Domain/Order.ts"
 import { type ChildRecord, type Driver, kindOf, type Runtime } from "./Runtime.ts"
 
-const stateOf = (rt: Runtime, now: number) => ({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
+export const stateOf = (rt: Runtime, now: number) => ({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
 
 /** Writes the parent's state, with the driver's entries about it in the same write. */
 export const persist = (
@@ -12,8 +12,9 @@ export const persist = (
   rt: Runtime,
   entries: ReadonlyArray<{ kind: string; payload: Record<string, unknown> }> = []
 ) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    d.journal.commit({
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    d.stateAhead.delete(rt.id)
+    return d.journal.commit({
       parents: [stateOf(rt, now)],
       entries: entries.map((e) => ({
         ts: now,
@@ -22,7 +23,7 @@ export const persist = (
         payload: { parent_id: rt.id, ...e.payload }
       }))
     })
-  )
+  })
 
 /**
  * The parent's record as the API shows it, from its running sums, as of its last save. `info.children` is not kept
@@ -102,6 +103,7 @@ export const save = (
       if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
     }
     rt.updatedAt = now
+    d.stateAhead.delete(rt.id)
     const order = record(d, rt)
     const extra = after?.(order)
     yield* d.desk.putParent(order, kind, {

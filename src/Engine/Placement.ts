@@ -3,7 +3,7 @@ import { Clock, Effect, Queue } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
 import type { Command } from "./Core.ts"
-import { completeIfQuiet, drop, emit, liveChildren, persist, save } from "./Parents.ts"
+import { completeIfQuiet, drop, emit, liveChildren, persist, save, stateOf } from "./Parents.ts"
 import type { ChildRecord, Driver, Runtime } from "./Runtime.ts"
 import { dueAdded } from "./Wake.ts"
 
@@ -47,6 +47,8 @@ export const place = (
     }
     const spec = child.spec
     const member = spec.member === undefined ? undefined : rt.members?.[spec.member]
+    // The state that files this child, when the step left it to this placement, goes in its write ahead.
+    const parentState = d.stateAhead.delete(rt.id) ? stateOf(rt, yield* Clock.currentTimeMillis) : undefined
     const result = yield* Effect.either(
       d.desk.place(
         {
@@ -64,7 +66,8 @@ export const place = (
           parentId: rt.id,
           book: rt.book,
           trader: rt.trader,
-          info: { role: spec.role, child: spec.child }
+          info: { role: spec.role, child: spec.child },
+          parentState
         },
         `engine (${rt.id})`
       )
@@ -167,6 +170,8 @@ export const execute = (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>
         }
         case "Cancel": {
           const child = rt.children[String(command.child)]
+          // A cancel after a placement that did not happen: the state is written before it goes out.
+          if (d.stateAhead.has(rt.id)) yield* persist(d, rt)
           if (child !== undefined) yield* cancelChild(d, child)
           break
         }

@@ -104,6 +104,12 @@ export interface Driver {
    * from the venue once, then kept from its `Trade` events, so a book change costs no request for it.
    */
   readonly lastTrades: Map<string, F.Fixed | null>
+  /**
+   * Parents whose state is to be written with their next child's write ahead (one transaction, before the venue is
+   * asked) instead of on its own just before: a step whose first command to reach out is a placement. Any write of
+   * the parent's state takes it off.
+   */
+  readonly stateAhead: Set<string>
 }
 
 export const kindOf = (d: Driver, rt: Runtime) => d.registry[rt.type]

@@ -5,7 +5,7 @@ import * as F from "../Domain/Fixed.ts"
 import type { Book, Market } from "../Domain/Market.ts"
 import { type AccountRef, accountRef, NO_TAGS, type Order, type TimeInForce, requestDigest } from "../Domain/Order.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
-import type { JournalEntry } from "../Services/OrderStore.ts"
+import type { JournalEntry, StoredParent } from "../Services/OrderStore.ts"
 import type { Venue, VenueError, VenueOrder } from "../Services/VenueGateway.ts"
 import type { HaltState, PlaceInput } from "./Desk.ts"
 import type { Held } from "./Held.ts"
@@ -32,7 +32,7 @@ export interface Placing {
   readonly markOf: (marketId: string, book: Book | undefined) => { readonly mark: F.Fixed | null }
   readonly pnlToday: (account: string, now: number) => Effect.Effect<F.Fixed>
   readonly emit: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<unknown>
-  readonly writeAhead: (order: Order) => Effect.Effect<unknown>
+  readonly writeAhead: (order: Order, parent?: StoredParent) => Effect.Effect<unknown>
   readonly withdraw: (order: Order, entry: JournalEntry) => Effect.Effect<unknown>
   readonly setOrder: (order: Order, kind: string, fill?: Fill) => Effect.Effect<void>
   readonly applyAnswer: (venue: string, answer: VenueOrder) => Effect.Effect<void>
@@ -112,7 +112,9 @@ export const placeOrder = (d: Placing, input: PlaceInput, actor: string) =>
       return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
     }
     const trading = yield* d.tradingOf(input.account)
-    const digest = requestDigest(input)
+    // What the client asked for; the parent's state that rides along is not part of the request.
+    const { parentState: _state, ...asked } = input
+    const digest = requestDigest(asked)
     if (input.clientOrderId !== undefined) {
       const existing = yield* d.findByClientId(input.account, input.clientOrderId)
       if (existing !== undefined) {
@@ -267,7 +269,7 @@ export const placeOrder = (d: Placing, input: PlaceInput, actor: string) =>
       expiresAt: pending.expiresAt
     }
     d.memory.name(pending, digest)
-    yield* d.writeAhead(pending)
+    yield* d.writeAhead(pending, input.parentState)
     const answer = yield* trading.placeOrder(request).pipe(
       Effect.map((order) => ({ _tag: "placed" as const, order })),
       // A placement that got no answer is looked up by its client id: found, it counts; absent, it never was.
