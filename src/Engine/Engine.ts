@@ -14,7 +14,7 @@ import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, record, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
-import { type Driver, type EngineType, kindOf, type Runtime } from "./Runtime.ts"
+import { type Driver, type EngineType, type Runtime } from "./Runtime.ts"
 import {
   checkBucketParent,
   type CheckedMember,
@@ -117,15 +117,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     yield* restore(d)
     // Live, the markets of live parents are streamed by the venues that stream on request.
     if (!driven) yield* watchLiveMarkets(d.parents as ParentsByMarket, gateway)
-    // A client reading a working parent sees its core's info as it is now, with no write per input.
-    yield* Effect.acquireRelease(
-      desk.renderLiveInfo((id) => {
-        const rt = parents.get(id)
-        return rt === undefined || rt.done ? undefined : kindOf(d, rt).core.info(rt.state)
-      }),
-      () => desk.renderLiveInfo(() => undefined)
-    )
-    // The desk keeps no record of a working parent: it renders one from the parent's runtime when asked.
+    // The desk keeps no record of a working parent: it renders one from the parent's runtime when asked, so a
+    // client sees its core's info as it is now, with no write per input.
     yield* Effect.acquireRelease(
       desk.renderParents(
         (rt) => record(d, rt as Runtime),

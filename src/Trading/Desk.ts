@@ -223,7 +223,7 @@ const makeDesk = (config: DeskConfig) =>
 
     const emit = (entries: ReadonlyArray<JournalEntry>) => write({ entries })
 
-    const lookups: Lookups = { memory, store, liveInfo: () => undefined }
+    const lookups: Lookups = { memory, store }
     const findByClientId = (account: string, clientOrderId: string) => byClientId(lookups, account, clientOrderId)
     const orderOr404 = (id: string) => orderOrNotFound(lookups, id)
     const withChildren = (order: Order) => withChildIds(lookups, order)
@@ -646,11 +646,6 @@ const makeDesk = (config: DeskConfig) =>
         render: ((state: unknown) => Order) | undefined,
         working: ReadonlyArray<readonly [id: string, state: unknown]>
       ) => Effect.sync(() => memory.renderParents(render, working)),
-      /** Where a working parent's live `info` is read from when a client reads it (the engine's runtime). */
-      renderLiveInfo: (render: Lookups["liveInfo"]) =>
-        Effect.sync(() => {
-          lookups.liveInfo = render
-        }),
       /** The next parent id: parents and children share one counter, parents carry the `mo_` prefix. */
       nextParentId: serialized(
         Effect.sync(() => {

@@ -36,10 +36,10 @@ export class Held {
   /**
    * Working engine parents: no record of their own here, only their holder's handle, from which `render` makes the
    * record as it is now (the holder changes its handle only together with a new record it hands over). Those whose
-   * status counts as open are named in `parentsOpen`, so a change takes back what the last one counted.
+   * status counts as open are in `parentsOpen` with their account, so a change takes back what the last one counted.
    */
   private readonly parents = new Map<string, unknown>()
-  private readonly parentsOpen = new Set<string>()
+  private readonly parentsOpen = new Map<string, string>()
   private render: ((handle: unknown) => Order) | undefined
   private readonly recent = new Map<string, Order>()
   /** Account, then client order id. */
@@ -87,7 +87,7 @@ export class Held {
       if (order === undefined) continue
       this.live.delete(id)
       this.parents.set(id, handle)
-      if (OPEN_STATUSES.has(order.status)) this.parentsOpen.add(id)
+      if (OPEN_STATUSES.has(order.status)) this.parentsOpen.set(id, accountId(order.account))
     }
   }
 
@@ -143,7 +143,7 @@ export class Held {
       if (handle !== undefined && this.render !== undefined) {
         this.live.delete(order.id)
         this.parents.set(order.id, handle)
-        if (OPEN_STATUSES.has(order.status)) this.parentsOpen.add(order.id)
+        if (OPEN_STATUSES.has(order.status)) this.parentsOpen.set(order.id, accountId(order.account))
       } else {
         this.live.set(order.id, order)
       }
@@ -176,12 +176,10 @@ export class Held {
   /** Takes back what the order as held now counts, and leaves the parents' handles (a new record follows). */
   private uncount(id: string): void {
     if (this.parents.has(id)) {
-      if (this.parentsOpen.delete(id)) {
-        // A parent's record counts no collateral (it is not at a venue): only the open order.
-        const order = this.render!(this.parents.get(id))
-        const account = accountId(order.account)
-        this.openCount.set(account, (this.openCount.get(account) ?? 0) - 1)
-      }
+      // A parent's record counts no collateral (it is not at a venue): only the open order.
+      const account = this.parentsOpen.get(id)
+      if (account !== undefined) this.openCount.set(account, (this.openCount.get(account) ?? 0) - 1)
+      this.parentsOpen.delete(id)
       this.parents.delete(id)
       return
     }

@@ -9,11 +9,6 @@ import type { Held } from "./Held.ts"
 export interface Lookups {
   readonly memory: Held
   readonly store: Context.Tag.Service<typeof OrderStore>
-  /**
-   * The live part of a working engine parent's `info` (a trailing level, a peg's anchor, a twap's next slice), as
-   * its holder has it now; undefined for any other order. Set by the engine when it starts.
-   */
-  liveInfo: (id: string) => Readonly<Record<string, unknown>> | undefined
 }
 
 /** The order a client id names on an account, held or stored, with the digest of its first body. */
@@ -44,15 +39,13 @@ export const matches = (o: Order, filter: OrderFilter) =>
   (filter.accounts === undefined || filter.accounts.includes(accountId(o.account)))
 
 /**
- * An engine parent as clients read it: `info.children` comes from the store's parent index, oldest first, and a
- * working parent's own part of `info` from its holder as it is now (its stored record is written only when the
- * parent itself changes, not each time its core moves a level).
+ * An engine parent as clients read it: `info.children` comes from the store's parent index, oldest first (a working
+ * parent's record is rendered from its holder as it is now, `info` included; see `Held.renderParents`).
  */
 export const withChildIds = (l: Lookups, order: Order): Effect.Effect<Order> =>
   order.heldBy !== "engine"
     ? Effect.succeed(order)
     : Effect.map(l.store.childIds(order.id), (children) => {
         const { kind, state, detail, ...rest } = order.info
-        const live = l.liveInfo(order.id)
-        return { ...order, info: { kind, state, detail, children, ...rest, ...live } }
+        return { ...order, info: { kind, state, detail, children, ...rest } }
       })
