@@ -105,34 +105,29 @@ const writer = (filename: string) =>
           // Opened at the first write, when the client's connection has migrated the schema.
           let db: Database.Database | undefined
           let transaction: ((statements: ReadonlyArray<Statement>) => void) | undefined
-          const prepared = new Map<string, Database.Statement>()
           yield* Effect.addFinalizer(() => Effect.sync(() => db?.close()))
-          const open = () => {
-            const opened = new Database(filename, { fileMustExist: true })
-            // As the client's connection: a wait on locks, foreign keys, and checkpoints left to the checkpointer.
-            opened.pragma("busy_timeout = 5000")
-            opened.pragma("foreign_keys = ON")
-            opened.pragma("synchronous = NORMAL")
-            opened.pragma("wal_autocheckpoint = 0")
-            db = opened
-            return opened
+          const begin = () => {
+            const conn = (db = new Database(filename, { fileMustExist: true, timeout: BUSY_WAIT_MS }))
+            // As the client's connection: foreign keys, and checkpoints left to the checkpointer.
+            conn.pragma("foreign_keys = ON")
+            conn.pragma("synchronous = NORMAL")
+            conn.pragma("wal_autocheckpoint = 0")
+            const prepared = new Map<string, Database.Statement>()
+            const statement = (text: string) => {
+              let s = prepared.get(text)
+              if (s === undefined) prepared.set(text, (s = conn.prepare(text)))
+              return s
+            }
+            // BEGIN IMMEDIATE: the write lock is taken first, where a busy checkpoint is waited for. A deferred
+            // transaction would hold a read snapshot while it asks for the write lock, and a TRUNCATE checkpoint
+            // waiting on that reader makes SQLite answer busy at once instead of waiting.
+            return conn.transaction((list: ReadonlyArray<Statement>) => {
+              for (const [text, params] of list) statement(text).run(...params)
+            }).immediate
           }
           return {
             write: (statements) => {
-              if (transaction === undefined) {
-                const conn = db ?? open()
-                const statement = (text: string) => {
-                  let s = prepared.get(text)
-                  if (s === undefined) prepared.set(text, (s = conn.prepare(text)))
-                  return s
-                }
-                // BEGIN IMMEDIATE: the write lock is taken first, where a busy checkpoint is waited for. A deferred
-                // transaction would hold a read snapshot while it asks for the write lock, and a TRUNCATE checkpoint
-                // waiting on that reader makes SQLite answer busy at once instead of waiting.
-                transaction = conn.transaction((list: ReadonlyArray<Statement>) => {
-                  for (const [text, params] of list) statement(text).run(...params)
-                }).immediate
-              }
+              transaction ??= begin()
               // A checkpoint that truncates the WAL holds the write lock for a moment, and SQLite may answer busy
               // without waiting; the transaction rolled back whole, so it is run again, for up to five seconds.
               for (let waited = 0; ; waited += BUSY_PAUSE_MS) {
