@@ -149,21 +149,20 @@ export const makeTapeVenue = (header: TapeHeader) =>
             events: result.events
           })
 
-    const placeOrder = (r: PlaceOrderRequest) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const market = markets.get(r.nativeId)
-        const book = books.get(r.nativeId)
-        if (market === undefined || book === undefined) {
-          return yield* Effect.fail(new VenueError({ venue: venueId, kind: "rejected", reason: "no such market" }))
-        }
-        if (market.status !== "open") {
-          return yield* Effect.fail(
-            new VenueError({ venue: venueId, kind: "market_closed", reason: `market is ${market.status}` })
-          )
-        }
-        return yield* answer(model.place(r, book, now))
-      })
+    const placeOrder = Effect.fnUntraced(function* (r: PlaceOrderRequest) {
+      const now = yield* Clock.currentTimeMillis
+      const market = markets.get(r.nativeId)
+      const book = books.get(r.nativeId)
+      if (market === undefined || book === undefined) {
+        return yield* Effect.fail(new VenueError({ venue: venueId, kind: "rejected", reason: "no such market" }))
+      }
+      if (market.status !== "open") {
+        return yield* Effect.fail(
+          new VenueError({ venue: venueId, kind: "market_closed", reason: `market is ${market.status}` })
+        )
+      }
+      return yield* answer(model.place(r, book, now))
+    })
 
     const venue: TapeVenue = {
       info: { id: venueId, name: `Replay of a ${header.source} tape`, book_model: "yes_book", has: SIM_CAPABILITIES },

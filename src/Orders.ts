@@ -57,12 +57,12 @@ const engineInput = (
 })
 
 /** Places a plain order on the desk or hands a complex one to the engine; `created` is false for a repeated client id. */
-export const submitOrder = (
+export const submitOrder: (
   request: OrderRequest,
   account: string,
   actor: string
-): Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError, Desk | Engine> =>
-  Effect.gen(function* () {
+) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError, Desk | Engine> = Effect.fnUntraced(
+  function* (request, account, actor) {
     if (COMPLEX.has(request.type)) {
       const engine = yield* Engine
       return yield* engine.create(engineInput(request, account, request.type as ComplexType) as CreateInput, actor)
@@ -93,7 +93,8 @@ export const submitOrder = (
       },
       actor
     )
-  })
+  }
+)
 
 /**
  * A `market` order on a bucket (`market_id: "bucket:<id>"`): the engine holds it and routes it across the members'

@@ -14,7 +14,7 @@ import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, record, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
-import { type Driver, type EngineType, type Runtime } from "./Runtime.ts"
+import { type Driver, type EngineType, NONE, type Runtime } from "./Runtime.ts"
 import {
   checkBucketParent,
   type CheckedMember,
@@ -88,6 +88,13 @@ export class Engine extends Context.Tag("crossbook/Engine")<Engine, EngineServic
   }
 }
 
+/** An object with no keys (the params of a stop) as one shared empty object: a parent keeps it while it works. */
+const sharedEmpty = <A>(o: A): A => {
+  if (typeof o !== "object" || o === null) return o
+  for (const _ in o) return o
+  return NO_TAGS as A
+}
+
 const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
   Effect.gen(function* () {
     const desk = yield* Desk
@@ -120,11 +127,14 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     // The desk keeps no record of a working parent: it renders one from the parent's runtime when asked, so a
     // client sees its core's info as it is now, with no write per input.
     yield* Effect.acquireRelease(
-      desk.renderParents(
-        (rt) => record(d, rt as Runtime),
-        [...parents.values()].filter((rt) => !rt.done).map((rt) => [rt.id, rt] as const)
-      ),
-      () => desk.renderParents(undefined, [])
+      desk.renderParents({
+        get: (id) => parents.get(id),
+        working: function* () {
+          for (const rt of parents.values()) if (!rt.done) yield [rt.id, rt] as const
+        },
+        render: (rt) => record(d, rt as Runtime)
+      }),
+      () => desk.renderParents(undefined)
     )
 
     // Inputs: child updates from the desk, market data from the venues, and timers.
@@ -183,16 +193,15 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     }
 
     /** A retry of a placed order by its client id answers that order; the same id for another order is refused. */
-    const repeated = (account: string, clientOrderId: string | undefined, digest: string) =>
-      Effect.gen(function* () {
-        if (clientOrderId === undefined) return undefined
-        const existing = yield* desk.byClientId(account, clientOrderId, digest)
-        if (existing === undefined) return undefined
-        if (existing.same) return { order: existing.order, created: false }
-        return yield* Effect.fail(
-          ApiError.field("client_order_id", `'${clientOrderId}' was used already for a different order`)
-        )
-      })
+    const repeated = Effect.fnUntraced(function* (account: string, clientOrderId: string | undefined, digest: string) {
+      if (clientOrderId === undefined) return undefined
+      const existing = yield* desk.byClientId(account, clientOrderId, digest)
+      if (existing === undefined) return undefined
+      if (existing.same) return { order: existing.order, created: false }
+      return yield* Effect.fail(
+        ApiError.field("client_order_id", `'${clientOrderId}' was used already for a different order`)
+      )
+    })
 
     /** A new parent's runtime, its first step taken in. */
     const runtimeOf = (
@@ -226,15 +235,15 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         marketId: where.marketId,
         members: where.members,
         spec: fullSpec,
-        params: checked.params,
-        wireParams: input.params,
+        params: sharedEmpty(checked.params),
+        wireParams: sharedEmpty(input.params),
         state: first.state,
-        children: {},
+        children: NONE,
         filled: F.ZERO,
         cost: F.ZERO,
         fee: F.ZERO,
         lastFill: null,
-        timers: [],
+        timers: NONE,
         triggered: false,
         ending: null,
         detail: "",
@@ -251,76 +260,74 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     }
 
     /** Holds a new parent: filed, written as accepted, its first commands carried out, its first look taken. */
-    const hold = (
+    const hold = Effect.fnUntraced(function* (
       rt: Runtime,
       first: ReturnType<typeof runtimeOf>["first"],
       input: Omit<CreateInput, "type">,
       digest: string,
       actor: string,
       look: Effect.Effect<void>
-    ) =>
-      Effect.gen(function* () {
-        parents.set(rt.id, rt)
-        rewatch(d, rt)
-        admit(rt, first.commands)
-        // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
-        yield* save(d, rt, "order.accepted", digest, () => ({
-          kind: "managed.created",
-          payload: { type: rt.type, market_id: rt.marketId, side: rt.spec.side, amount: input.amount, by: actor }
+    ) {
+      parents.set(rt.id, rt)
+      rewatch(d, rt)
+      admit(rt, first.commands)
+      // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
+      yield* save(d, rt, "order.accepted", digest, () => ({
+        kind: "managed.created",
+        payload: { type: rt.type, market_id: rt.marketId, side: rt.spec.side, amount: input.amount, by: actor }
+      }))
+      const accepted = (yield* desk.get(rt.id))!
+      yield* execute(d, rt, first.commands)
+      if (rt.ending === null) yield* look
+      yield* completeIfQuiet(d, rt)
+      if (rt.expiresAt !== null) {
+        dueAdded(d, rt.expiresAt, rt)
+        yield* Queue.offer(wake, undefined)
+      }
+      return { order: accepted, created: true }
+    })
+
+    /** The first look at the market: a stop already through it fires now. */
+    const firstLook = Effect.fnUntraced(function* (rt: Runtime, now: number) {
+      const view = yield* viewOf(d, rt.marketId)
+      if (view !== undefined && rt.ending === null) yield* feed(d, rt, { _tag: "Market", ts: now, view })
+    })
+
+    const create = Effect.fnUntraced(function* (input: CreateInput, actor: string) {
+      const kind = registry[input.type]
+      const now = yield* Clock.currentTimeMillis
+      const { venue, market } = yield* desk.resolveMarket(input.marketId)
+      const digest = requestDigest(input)
+      const again = yield* repeated(input.account, input.clientOrderId, digest)
+      if (again !== undefined) return again
+      const checked = yield* checkParent(kind, input, market, venue.info.id, now, desk)
+      const id = yield* desk.nextParentId
+      const where = { venue: venue.info.id, marketId: `${venue.info.id}:${market.nativeId}` }
+      const { rt, first } = runtimeOf(input.type, input, where, checked, id)
+      return yield* hold(rt, first, input, digest, actor, firstLook(rt, now))
+    })
+
+    const createBucket = Effect.fnUntraced(function* (input: BucketOrderInput, actor: string) {
+      const now = yield* Clock.currentTimeMillis
+      const { bucketId, members, ...rest } = input
+      const digest = requestDigest({ ...rest, bucketId, members: members.map((m) => [m.market.nativeId, m.flip]) })
+      const again = yield* repeated(input.account, input.clientOrderId, digest)
+      if (again !== undefined) return again
+      const checked = yield* checkBucketParent(BUCKET_KIND, rest, members, now, desk)
+      const id = yield* desk.nextParentId
+      const where = {
+        venue: "bucket",
+        marketId: `bucket:${bucketId}`,
+        members: members.map((m) => ({
+          marketId: `${m.venueId}:${m.market.nativeId}`,
+          account: m.account,
+          flip: m.flip
         }))
-        const accepted = (yield* desk.get(rt.id))!
-        yield* execute(d, rt, first.commands)
-        if (rt.ending === null) yield* look
-        yield* completeIfQuiet(d, rt)
-        if (rt.expiresAt !== null) {
-          dueAdded(d, rt.expiresAt, rt)
-          yield* Queue.offer(wake, undefined)
-        }
-        return { order: accepted, created: true }
-      })
-
-    const create = (input: CreateInput, actor: string) =>
-      Effect.gen(function* () {
-        const kind = registry[input.type]
-        const now = yield* Clock.currentTimeMillis
-        const { venue, market } = yield* desk.resolveMarket(input.marketId)
-        const digest = requestDigest(input)
-        const again = yield* repeated(input.account, input.clientOrderId, digest)
-        if (again !== undefined) return again
-        const checked = yield* checkParent(kind, input, market, venue.info.id, now, desk)
-        const id = yield* desk.nextParentId
-        const where = { venue: venue.info.id, marketId: `${venue.info.id}:${market.nativeId}` }
-        const { rt, first } = runtimeOf(input.type, input, where, checked, id)
-        // The first look at the market: a stop already through it fires now.
-        const look = Effect.gen(function* () {
-          const view = yield* viewOf(d, rt.marketId)
-          if (view !== undefined && rt.ending === null) yield* feed(d, rt, { _tag: "Market", ts: now, view })
-        })
-        return yield* hold(rt, first, input, digest, actor, look)
-      })
-
-    const createBucket = (input: BucketOrderInput, actor: string) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const { bucketId, members, ...rest } = input
-        const digest = requestDigest({ ...rest, bucketId, members: members.map((m) => [m.market.nativeId, m.flip]) })
-        const again = yield* repeated(input.account, input.clientOrderId, digest)
-        if (again !== undefined) return again
-        const checked = yield* checkBucketParent(BUCKET_KIND, rest, members, now, desk)
-        const id = yield* desk.nextParentId
-        const where = {
-          venue: "bucket",
-          marketId: `bucket:${bucketId}`,
-          members: members.map((m) => ({
-            marketId: `${m.venueId}:${m.market.nativeId}`,
-            account: m.account,
-            flip: m.flip
-          }))
-        }
-        const { rt, first } = runtimeOf("bucket", rest, where, checked, id)
-        // The first round: every member's books now.
-        return yield* hold(rt, first, rest, digest, actor, feedQuotes(d, rt, now))
-      })
+      }
+      const { rt, first } = runtimeOf("bucket", rest, where, checked, id)
+      // The first round: every member's books now.
+      return yield* hold(rt, first, rest, digest, actor, feedQuotes(d, rt, now))
+    })
 
     return {
       create: (input, actor) => serialized(create(input, actor)).pipe(Effect.uninterruptible),

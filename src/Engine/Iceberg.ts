@@ -16,15 +16,16 @@ import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import { SeededRandom } from "../Domain/Random.ts"
 import {
+  changedFrom,
   type Command,
+  copyState,
   type Core,
   type Input,
-  type ParentSpec,
-  type Watch,
-  changedFrom,
   lazily,
   nearFor,
-  passivePrice
+  type ParentSpec,
+  passivePrice,
+  type Watch
 } from "./Core.ts"
 
 /** Wire params of an iceberg. */
@@ -229,7 +230,7 @@ export const core: Core<Typed, State> = {
     return { state, commands }
   },
   step: (spec, params, prev, input) => {
-    const state: State = structuredClone(prev)
+    const state: State = copyState(prev)
     const commands: Array<Command> = []
     if (input._tag === "ChildFill" && !recordFill(state, input)) return { state, commands }
     if (state.finished) return { state, commands }

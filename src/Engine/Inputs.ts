@@ -6,7 +6,7 @@ import type { ChildUpdate } from "../Trading/Desk.ts"
 import { type Command, type Input, type MarketView, wakes } from "./Core.ts"
 import { completeIfQuiet, drop, persist, save, takeAmounts } from "./Parents.ts"
 import { admit, end, execute, place } from "./Placement.ts"
-import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
+import { childOf, type Driver, kept, kindOf, type Runtime } from "./Runtime.ts"
 import { dueById, quotesOf, rewatch, viewOf, wakeFor } from "./Wake.ts"
 
 /**
@@ -14,8 +14,8 @@ import { dueById, quotesOf, rewatch, viewOf, wakeFor } from "./Wake.ts"
  * `savedAfter` the caller writes the parent once the input is taken in, so a step that sends nothing (a fill of a
  * resting child, its acceptance) writes nothing of its own: one write per input.
  */
-export const feed = (d: Driver, rt: Runtime, input: Input, savedAfter = false): Effect.Effect<void> =>
-  Effect.gen(function* () {
+export const feed: (d: Driver, rt: Runtime, input: Input, savedAfter?: boolean) => Effect.Effect<void> =
+  Effect.fnUntraced(function* (d, rt, input, savedAfter = false) {
     if (rt.done) return
     const lazy = input._tag === "Market" || rt.ending !== null ? undefined : d.lazyBands.get(rt.id)
     if (lazy !== undefined) {
@@ -51,72 +51,71 @@ const firstReachIsPlace = (commands: ReadonlyArray<Command>): boolean => {
 }
 
 /** A child's order changed at the desk: the parent's sums take it in, and its core hears of fills and ends. */
-export const onChildUpdate = (d: Driver, update: ChildUpdate) =>
-  Effect.gen(function* () {
-    const parentId = update.order.parentId
-    const rt = parentId === null ? undefined : d.parents.get(parentId)
-    if (rt === undefined) return
-    const n = Number(update.order.clientOrderId.slice(rt.id.length + 1))
-    const child = rt.children[String(n)]
-    if (child === undefined) {
-      // A fill after its child finished (a venue may report one late) still counts in the parent's sums.
-      const fill = update.fill
-      if (fill === undefined || rt.done) return
-      const role = String(update.order.info["role"])
-      const before = {
-        filled: F.sub(update.order.filled, fill.amount),
-        cost: F.sub(update.order.cost, F.mul(fill.price, fill.amount)),
-        fee: F.sub(update.order.fee, fill.fee)
-      }
-      takeAmounts(d, rt, role, before, update.order)
-      yield* save(d, rt)
-      return
+export const onChildUpdate = Effect.fnUntraced(function* (d: Driver, update: ChildUpdate) {
+  const parentId = update.order.parentId
+  const rt = parentId === null ? undefined : d.parents.get(parentId)
+  if (rt === undefined) return
+  const n = Number(update.order.clientOrderId.slice(rt.id.length + 1))
+  const child = childOf(rt, n)
+  if (child === undefined) {
+    // A fill after its child finished (a venue may report one late) still counts in the parent's sums.
+    const fill = update.fill
+    if (fill === undefined || rt.done) return
+    const role = String(update.order.info["role"])
+    const before = {
+      filled: F.sub(update.order.filled, fill.amount),
+      cost: F.sub(update.order.cost, F.mul(fill.price, fill.amount)),
+      fee: F.sub(update.order.fee, fill.fee)
     }
-    if (child.orderId === null) child.orderId = update.order.id
-    child.seen = takeAmounts(d, rt, child.spec.role, child.seen, update.order)
-    const ts = update.order.updatedAt
-    // Each feed below leaves the write to the save at the end: the parent's record and state once per update.
-    if (update.fill !== undefined) {
+    takeAmounts(d, rt, role, before, update.order)
+    yield* save(d, rt)
+    return
+  }
+  if (child.orderId === null) child.orderId = update.order.id
+  child.seen = takeAmounts(d, rt, child.spec.role, child.seen, update.order)
+  const ts = update.order.updatedAt
+  // Each feed below leaves the write to the save at the end: the parent's record and state once per update.
+  if (update.fill !== undefined) {
+    yield* feed(
+      d,
+      rt,
+      {
+        _tag: "ChildFill",
+        ts: update.fill.ts,
+        child: n,
+        fillId: update.fill.id,
+        price: update.fill.price,
+        amount: update.fill.amount,
+        fee: update.fill.fee
+      },
+      true
+    )
+  }
+  if (TERMINAL.has(update.order.status) && child.status !== "done") {
+    drop(rt, child)
+    const detail = update.order.info["detail"]
+    if (rt.ending === null) {
       yield* feed(
         d,
         rt,
         {
-          _tag: "ChildFill",
-          ts: update.fill.ts,
+          _tag: "ChildDone",
+          ts,
           child: n,
-          fillId: update.fill.id,
-          price: update.fill.price,
-          amount: update.fill.amount,
-          fee: update.fill.fee
+          status: update.order.status as "closed" | "canceled" | "expired" | "rejected",
+          filled: update.order.filled,
+          reason: typeof detail === "string" ? detail : null
         },
         true
       )
     }
-    if (TERMINAL.has(update.order.status) && child.status !== "done") {
-      drop(rt, child)
-      const detail = update.order.info["detail"]
-      if (rt.ending === null) {
-        yield* feed(
-          d,
-          rt,
-          {
-            _tag: "ChildDone",
-            ts,
-            child: n,
-            status: update.order.status as "closed" | "canceled" | "expired" | "rejected",
-            filled: update.order.filled,
-            reason: typeof detail === "string" ? detail : null
-          },
-          true
-        )
-      }
-    } else if (update.order.status === "open" && child.status === "placing") {
-      child.status = "live"
-      yield* feed(d, rt, { _tag: "ChildAccepted", ts, child: n }, true)
-    }
-    yield* save(d, rt)
-    yield* completeIfQuiet(d, rt)
-  })
+  } else if (update.order.status === "open" && child.status === "placing") {
+    child.status = "live"
+    yield* feed(d, rt, { _tag: "ChildAccepted", ts, child: n }, true)
+  }
+  yield* save(d, rt)
+  yield* completeIfQuiet(d, rt)
+})
 
 /** Feeds a view to the parents it woke, in id order. */
 export const feedView = (d: Driver, woken: ReadonlyArray<string>, view: MarketView) =>
@@ -132,14 +131,13 @@ export const feedView = (d: Driver, woken: ReadonlyArray<string>, view: MarketVi
   )
 
 /** A venue's book changed: the view is read and fed to the parents it wakes. */
-export const onMarket = (d: Driver, marketId: string) =>
-  Effect.gen(function* () {
-    if (!d.sleeping.watches(marketId)) return
-    const view = yield* viewOf(d, marketId)
-    if (view === undefined) return
-    const woken = wakeFor(d, marketId, view)
-    if (woken !== null) yield* feedView(d, woken, view)
-  })
+export const onMarket = Effect.fnUntraced(function* (d: Driver, marketId: string) {
+  if (!d.sleeping.watches(marketId)) return
+  const view = yield* viewOf(d, marketId)
+  if (view === undefined) return
+  const woken = wakeFor(d, marketId, view)
+  if (woken !== null) yield* feedView(d, woken, view)
+})
 
 /** Every parent whose expires_at has come ends now, before anything else of this moment. */
 export const expireDue = (d: Driver, now: number) =>
@@ -153,32 +151,33 @@ export const expireDue = (d: Driver, now: number) =>
 export const timersDue = (d: Driver, now: number) =>
   Effect.forEach(
     dueById(d, now, (rt) => rt.timers.some((t) => t.at <= now)),
-    (rt) =>
-      Effect.gen(function* () {
-        const due = rt.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)
-        if (due.length === 0) return
-        rt.timers = rt.timers.filter((t) => t.at > now)
-        for (const t of due) {
-          if (rt.done) break
-          if (t.timer.startsWith("retry:")) {
-            const child = rt.children[t.timer.slice(6)]
-            if (child !== undefined && child.status === "placing") yield* place(d, rt, child)
-          } else if (t.timer === "round" && rt.members !== undefined) {
-            // A parent over several markets looks at every member's books when its round comes.
-            yield* feedQuotes(d, rt, t.at)
-          } else {
-            yield* feed(d, rt, { _tag: "Timer", ts: t.at, timer: t.timer })
-          }
-        }
-        yield* persist(d, rt)
-      }),
+    (rt) => parentTimersDue(d, rt, now),
     { discard: true }
   )
 
+/** One parent's timers due by `now`, in time order. */
+const parentTimersDue = Effect.fnUntraced(function* (d: Driver, rt: Runtime, now: number) {
+  const due = rt.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)
+  if (due.length === 0) return
+  rt.timers = kept(rt.timers, (t) => t.at > now)
+  for (const t of due) {
+    if (rt.done) break
+    if (t.timer.startsWith("retry:")) {
+      const child = childOf(rt, Number(t.timer.slice(6)))
+      if (child !== undefined && child.status === "placing") yield* place(d, rt, child)
+    } else if (t.timer === "round" && rt.members !== undefined) {
+      // A parent over several markets looks at every member's books when its round comes.
+      yield* feedQuotes(d, rt, t.at)
+    } else {
+      yield* feed(d, rt, { _tag: "Timer", ts: t.at, timer: t.timer })
+    }
+  }
+  yield* persist(d, rt)
+})
+
 /** Hands a parent over several markets the books of its members as they are now. */
-export const feedQuotes = (d: Driver, rt: Runtime, ts: number) =>
-  Effect.gen(function* () {
-    if (rt.done || rt.ending !== null) return
-    const quotes = yield* quotesOf(d, rt)
-    yield* feed(d, rt, { _tag: "Quotes", ts, quotes })
-  })
+export const feedQuotes = Effect.fnUntraced(function* (d: Driver, rt: Runtime, ts: number) {
+  if (rt.done || rt.ending !== null) return
+  const quotes = yield* quotesOf(d, rt)
+  yield* feed(d, rt, { _tag: "Quotes", ts, quotes })
+})

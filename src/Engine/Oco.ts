@@ -5,7 +5,15 @@ import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
 import type { TimeInForce } from "../Domain/Order.ts"
-import { type Command, type Core, type MarketView, type ParentSpec, type Watch, passivePrice } from "./Core.ts"
+import {
+  type Command,
+  copyState,
+  type Core,
+  type MarketView,
+  type ParentSpec,
+  passivePrice,
+  type Watch
+} from "./Core.ts"
 import { fires, stopBand, triggerReference } from "./Stop.ts"
 
 /** One oco leg on the wire; unknown keys are refused. */
@@ -278,7 +286,7 @@ export const core: Core<Typed, State> = {
     return bands
   },
   step: (spec, params, prev, input) => {
-    const state: State = structuredClone(prev)
+    const state: State = copyState(prev)
     const commands: Array<Command> = []
     if (state.finished) return { state, commands }
     const legs = params.legs

@@ -2,7 +2,7 @@
 import { Clock, Effect } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { accountRef, type Order } from "../Domain/Order.ts"
-import { type ChildRecord, type Driver, kindOf, type Runtime } from "./Runtime.ts"
+import { type ChildRecord, type Driver, kept, kindOf, type Runtime } from "./Runtime.ts"
 
 export const stateOf = (rt: Runtime, now: number) => ({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
 
@@ -87,47 +87,46 @@ const statusOf = (rt: Runtime, filledAll: boolean): Order["status"] => {
  * Writes the parent's record, its state, the record's event and the driver's `after` entries (made from the
  * record) in one write.
  */
-export const save = (
+export const save = Effect.fnUntraced(function* (
   d: Driver,
   rt: Runtime,
   kind = "order.updated",
   digest?: string,
   after?: (order: Order) => { kind: string; payload: Record<string, unknown> }
-) =>
-  Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
-    // The sums take in what the desk already holds of each live child, even before its update reaches us.
-    for (const child of Object.values(rt.children)) {
-      if (child.orderId === null) continue
-      const order = yield* d.desk.get(child.orderId)
-      if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
-    }
-    rt.updatedAt = now
-    d.stateAhead.delete(rt.id)
-    const order = record(d, rt)
-    const extra = after?.(order)
-    yield* d.desk.putParent(order, kind, {
-      digest,
-      state: stateOf(rt, now),
-      after:
-        extra === undefined
-          ? []
-          : [{ ts: now, kind: extra.kind, key: rt.id, payload: { parent_id: rt.id, ...extra.payload } }]
-    })
-    return order
+) {
+  const now = yield* Clock.currentTimeMillis
+  // The sums take in what the desk already holds of each live child, even before its update reaches us.
+  for (const child of rt.children) {
+    if (child.orderId === null) continue
+    const order = yield* d.desk.get(child.orderId)
+    if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
+  }
+  rt.updatedAt = now
+  d.stateAhead.delete(rt.id)
+  const order = record(d, rt)
+  const extra = after?.(order)
+  yield* d.desk.putParent(order, kind, {
+    digest,
+    state: stateOf(rt, now),
+    after:
+      extra === undefined
+        ? []
+        : [{ ts: now, kind: extra.kind, key: rt.id, payload: { parent_id: rt.id, ...extra.payload } }]
   })
+  return order
+})
 
 export const emit = (d: Driver, rt: Runtime, kind: string, payload: Readonly<Record<string, unknown>>) =>
   Effect.flatMap(Clock.currentTimeMillis, (ts) =>
     d.journal.append([{ ts, kind, key: rt.id, payload: { parent_id: rt.id, ...payload } }])
   )
 
-export const liveChildren = (rt: Runtime) => Object.values(rt.children).filter((c) => c.status !== "done")
+export const liveChildren = (rt: Runtime) => rt.children.filter((c) => c.status !== "done")
 
 /** A finished child leaves the parent's state. */
 export const drop = (rt: Runtime, child: ChildRecord) => {
   child.status = "done"
-  if (rt.children[String(child.spec.child)] === child) delete rt.children[String(child.spec.child)]
+  rt.children = kept(rt.children, (c) => c !== child)
 }
 
 /** Adds what a child's order gained since the parent last saw it to the parent's sums (a replay adds nothing). */
@@ -153,22 +152,23 @@ export const takeAmounts = (d: Driver, rt: Runtime, role: string, seen: ChildRec
 }
 
 /** The parent ends once no child is live: its final status, the event, and it leaves the index. */
-export const completeIfQuiet = (d: Driver, rt: Runtime) =>
-  Effect.gen(function* () {
-    if (rt.done || rt.ending === null || liveChildren(rt).length > 0) return
-    rt.done = true
-    d.sleeping.delete(rt.id)
-    yield* save(
-      d,
-      rt,
-      rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated",
-      undefined,
-      (order) => ({
-        kind: "managed.done",
-        payload: { status: order.status, detail: rt.detail, filled: F.format(order.filled) }
-      })
-    )
-    // A finished parent leaves memory; the store answers for it from now on.
-    d.parents.delete(rt.id)
-    d.lazyBands.delete(rt.id)
-  })
+export const completeIfQuiet = (d: Driver, rt: Runtime): Effect.Effect<void> =>
+  rt.done || rt.ending === null || rt.children.some((c) => c.status !== "done") ? Effect.void : complete(d, rt)
+
+const complete = Effect.fnUntraced(function* (d: Driver, rt: Runtime) {
+  rt.done = true
+  d.sleeping.delete(rt.id)
+  yield* save(
+    d,
+    rt,
+    rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated",
+    undefined,
+    (order) => ({
+      kind: "managed.done",
+      payload: { status: order.status, detail: rt.detail, filled: F.format(order.filled) }
+    })
+  )
+  // A finished parent leaves memory; the store answers for it from now on.
+  d.parents.delete(rt.id)
+  d.lazyBands.delete(rt.id)
+})

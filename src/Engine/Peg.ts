@@ -15,17 +15,18 @@ import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import {
+  changedFrom,
   type Command,
+  copyState,
   type Core,
   type Input,
   type MarketView,
-  type ParentSpec,
-  type Watch,
-  changedFrom,
   midOf,
   nearFor,
+  type ParentSpec,
   passivePrice,
-  touchFor
+  touchFor,
+  type Watch
 } from "./Core.ts"
 
 /** Wire params of a peg. */
@@ -280,7 +281,7 @@ export const core: Core<Typed, State> = {
     return [changedFrom("bid", state.view.bestBid), changedFrom("ask", state.view.bestAsk)]
   },
   step: (spec, params, prev, input) => {
-    const state: State = structuredClone(prev)
+    const state: State = copyState(prev)
     const commands: Array<Command> = []
     if (input._tag === "ChildFill" && !recordFill(state, input)) return { state, commands }
     if (state.finished) return { state, commands }

@@ -4,7 +4,7 @@ import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
 import type { Command } from "./Core.ts"
 import { completeIfQuiet, drop, emit, liveChildren, persist, save, stateOf } from "./Parents.ts"
-import type { ChildRecord, Driver, Runtime } from "./Runtime.ts"
+import { type ChildRecord, childOf, type Driver, kept, NONE, type Runtime } from "./Runtime.ts"
 import { dueAdded } from "./Wake.ts"
 
 const MAX_RETRIES = 5
@@ -18,95 +18,98 @@ const cancelChild = (d: Driver, child: ChildRecord) =>
         .pipe(Effect.catchAll((e) => Effect.logWarning(`cancel of child ${child.orderId} failed: ${e.message}`)))
 
 /** Stops the parent: no child is placed from now on, live children are pulled. */
-export const end = (d: Driver, rt: Runtime, status: NonNullable<Runtime["ending"]>, detail: string) =>
-  Effect.gen(function* () {
-    if (rt.ending !== null || rt.done) return
-    rt.ending = status
-    rt.detail = detail
-    rt.timers = []
-    d.sleeping.delete(rt.id)
-    yield* save(d, rt)
-    for (const child of liveChildren(rt)) yield* cancelChild(d, child)
-    yield* completeIfQuiet(d, rt)
-  })
+export const end = Effect.fnUntraced(function* (
+  d: Driver,
+  rt: Runtime,
+  status: NonNullable<Runtime["ending"]>,
+  detail: string
+) {
+  if (rt.ending !== null || rt.done) return
+  rt.ending = status
+  rt.detail = detail
+  rt.timers = NONE
+  d.sleeping.delete(rt.id)
+  yield* save(d, rt)
+  for (const child of liveChildren(rt)) yield* cancelChild(d, child)
+  yield* completeIfQuiet(d, rt)
+})
 
 /**
  * Places a child through the desk; a retryable refusal tries again later, any other ends the parent (after
  * `beforeEnd`: the news of the step that asked for the child, so the journal tells them before the end).
  */
-export const place = (
+export const place: (
   d: Driver,
   rt: Runtime,
   child: ChildRecord,
-  beforeEnd: Effect.Effect<void> = Effect.void
-): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    if (rt.ending !== null || rt.done) {
-      drop(rt, child)
-      return
-    }
-    const spec = child.spec
-    const member = spec.member === undefined ? undefined : rt.members?.[spec.member]
-    // The state that files this child, when the step left it to this placement, goes in its write ahead.
-    const parentState = d.stateAhead.delete(rt.id) ? stateOf(rt, yield* Clock.currentTimeMillis) : undefined
-    const result = yield* Effect.either(
-      d.desk.place(
-        {
-          account: member?.account ?? rt.account,
-          marketId: member?.marketId ?? rt.marketId,
-          side: spec.side,
-          type: "limit",
-          amount: F.format(spec.amount),
-          price: F.format(spec.price),
-          // The parent's expires_at pulls its children, so a gtd parent's resting children are gtc.
-          timeInForce: spec.timeInForce === "gtd" ? "gtc" : spec.timeInForce,
-          postOnly: spec.postOnly,
-          reduceOnly: spec.reduceOnly,
-          clientOrderId: `${rt.id}-${spec.child}`,
-          parentId: rt.id,
-          book: rt.book,
-          trader: rt.trader,
-          info: { role: spec.role, child: spec.child },
-          parentState
-        },
-        `engine (${rt.id})`
-      )
-    )
-    if (result._tag === "Right") {
-      const order = result.right.order
-      child.orderId = order.id
-      child.status = TERMINAL.has(order.status) ? child.status : "live"
-      yield* persist(d, rt, [
-        {
-          kind: "managed.child",
-          payload: {
-            child: spec.child,
-            ...(member === undefined ? {} : { market_id: member.marketId }),
-            order_id: order.id,
-            role: spec.role,
-            side: spec.side,
-            price: F.format(spec.price),
-            amount: F.format(spec.amount)
-          }
-        }
-      ])
-      return
-    }
-    const error = result.left
-    if (error.details.retryable === true && child.retries < MAX_RETRIES) {
-      const now = yield* Clock.currentTimeMillis
-      child.retries += 1
-      const at = now + RETRY_BASE_MS * 2 ** (child.retries - 1)
-      rt.timers.push({ timer: `retry:${spec.child}`, at })
-      dueAdded(d, at, rt)
-      yield* persist(d, rt)
-      yield* Queue.offer(d.wake, undefined)
-      return
-    }
+  beforeEnd?: Effect.Effect<void>
+) => Effect.Effect<void> = Effect.fnUntraced(function* (d, rt, child, beforeEnd = Effect.void) {
+  if (rt.ending !== null || rt.done) {
     drop(rt, child)
-    yield* beforeEnd
-    yield* end(d, rt, "rejected", `child ${spec.child} was refused: ${error.message}`)
-  })
+    return
+  }
+  const spec = child.spec
+  const member = spec.member === undefined ? undefined : rt.members?.[spec.member]
+  // The state that files this child, when the step left it to this placement, goes in its write ahead.
+  const parentState = d.stateAhead.delete(rt.id) ? stateOf(rt, yield* Clock.currentTimeMillis) : undefined
+  const result = yield* Effect.either(
+    d.desk.place(
+      {
+        account: member?.account ?? rt.account,
+        marketId: member?.marketId ?? rt.marketId,
+        side: spec.side,
+        type: "limit",
+        amount: F.format(spec.amount),
+        price: F.format(spec.price),
+        // The parent's expires_at pulls its children, so a gtd parent's resting children are gtc.
+        timeInForce: spec.timeInForce === "gtd" ? "gtc" : spec.timeInForce,
+        postOnly: spec.postOnly,
+        reduceOnly: spec.reduceOnly,
+        clientOrderId: `${rt.id}-${spec.child}`,
+        parentId: rt.id,
+        book: rt.book,
+        trader: rt.trader,
+        info: { role: spec.role, child: spec.child },
+        parentState
+      },
+      `engine (${rt.id})`
+    )
+  )
+  if (result._tag === "Right") {
+    const order = result.right.order
+    child.orderId = order.id
+    child.status = TERMINAL.has(order.status) ? child.status : "live"
+    yield* persist(d, rt, [
+      {
+        kind: "managed.child",
+        payload: {
+          child: spec.child,
+          ...(member === undefined ? {} : { market_id: member.marketId }),
+          order_id: order.id,
+          role: spec.role,
+          side: spec.side,
+          price: F.format(spec.price),
+          amount: F.format(spec.amount)
+        }
+      }
+    ])
+    return
+  }
+  const error = result.left
+  if (error.details.retryable === true && child.retries < MAX_RETRIES) {
+    const now = yield* Clock.currentTimeMillis
+    child.retries += 1
+    const at = now + RETRY_BASE_MS * 2 ** (child.retries - 1)
+    rt.timers = rt.timers.concat([{ timer: `retry:${spec.child}`, at }])
+    dueAdded(d, at, rt)
+    yield* persist(d, rt)
+    yield* Queue.offer(d.wake, undefined)
+    return
+  }
+  drop(rt, child)
+  yield* beforeEnd
+  yield* end(d, rt, "rejected", `child ${spec.child} was refused: ${error.message}`)
+})
 
 /**
  * Files the children a step asks for as `placing` before the state is written, so that one write holds them: a
@@ -118,48 +121,60 @@ export const admit = (rt: Runtime, commands: ReadonlyArray<Command>) => {
   for (const command of commands) {
     if (command._tag === "Finish") return
     if (command._tag !== "Place") continue
-    const key = String(command.spec.child)
-    if (rt.children[key] === undefined) {
-      rt.children[key] = { spec: command.spec, orderId: null, status: "placing", retries: 0 }
+    const n = command.spec.child
+    if (childOf(rt, n) === undefined) {
+      // Kept in child order: the first with a higher number is where it goes.
+      let at = 0
+      while (at < rt.children.length && rt.children[at]!.spec.child < n) at++
+      // `seen` from the start (unset until a fill counts): a field added later is kept outside the object.
+      const child: ChildRecord = { spec: command.spec, orderId: null, status: "placing", retries: 0, seen: undefined }
+      rt.children = rt.children.slice(0, at).concat([child], rt.children.slice(at))
     }
   }
 }
+
+/** What of a parent's own news a step has not written yet: whether it triggered, and its events. */
+interface News {
+  triggered: boolean
+  readonly events: Array<{ kind: string; payload: Readonly<Record<string, unknown>> }>
+}
+
+/** Writes a step's news: the record and the first event in one write, then the other events. */
+const writeNews = Effect.fnUntraced(function* (d: Driver, rt: Runtime, news: News) {
+  if (news.triggered) {
+    news.triggered = false
+    const first = news.events.shift()
+    yield* save(
+      d,
+      rt,
+      "order.updated",
+      undefined,
+      first === undefined ? undefined : () => ({ kind: first.kind, payload: { ...first.payload } })
+    )
+  }
+  for (const event of news.events.splice(0)) yield* emit(d, rt, event.kind, event.payload)
+})
 
 /**
  * Carries out a step's commands in order, except the parent's own news: a `Trigger` (the record's new status) and the
  * `Emit`s are written after the step's placements and cancels, so a child that fires goes out after one write (the
  * state that files it) instead of three. They are written before a `Finish`, and at the latest when the step ends.
  */
-export const execute = (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    let triggered = false
-    const events: Array<{ kind: string; payload: Readonly<Record<string, unknown>> }> = []
-    const news = Effect.gen(function* () {
-      if (triggered) {
-        triggered = false
-        // The record and the first event in one write.
-        const first = events.shift()
-        yield* save(
-          d,
-          rt,
-          "order.updated",
-          undefined,
-          first === undefined ? undefined : () => ({ kind: first.kind, payload: { ...first.payload } })
-        )
-      }
-      for (const event of events.splice(0)) yield* emit(d, rt, event.kind, event.payload)
-    })
+export const execute: (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>) => Effect.Effect<void> =
+  Effect.fnUntraced(function* (d, rt, commands) {
+    const pending: News = { triggered: false, events: [] }
+    const news = writeNews(d, rt, pending)
     for (const command of commands) {
       switch (command._tag) {
         case "Trigger":
           if (!rt.triggered && rt.ending === null) {
             rt.triggered = true
-            triggered = true
+            pending.triggered = true
           }
           break
         case "Place": {
           // `admit` filed the child with the state written before the commands went out.
-          const child = rt.children[String(command.spec.child)]
+          const child = childOf(rt, command.spec.child)
           if (child === undefined || child.spec !== command.spec) break
           if (rt.ending !== null || rt.done) {
             drop(rt, child)
@@ -169,7 +184,7 @@ export const execute = (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>
           break
         }
         case "Cancel": {
-          const child = rt.children[String(command.child)]
+          const child = childOf(rt, command.child)
           // A cancel after a placement that did not happen: the state is written before it goes out.
           if (d.stateAhead.has(rt.id)) yield* persist(d, rt)
           if (child !== undefined) yield* cancelChild(d, child)
@@ -177,14 +192,15 @@ export const execute = (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>
         }
         case "SetTimer":
           if (rt.ending === null) {
-            rt.timers = rt.timers.filter((t) => t.timer !== command.timer)
-            rt.timers.push({ timer: command.timer, at: command.at })
+            rt.timers = kept(rt.timers, (t) => t.timer !== command.timer).concat([
+              { timer: command.timer, at: command.at }
+            ])
             dueAdded(d, command.at, rt)
             yield* Queue.offer(d.wake, undefined)
           }
           break
         case "Emit":
-          events.push({ kind: command.kind, payload: command.payload })
+          pending.events.push({ kind: command.kind, payload: command.payload })
           break
         case "Finish":
           yield* news

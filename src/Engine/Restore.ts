@@ -5,7 +5,7 @@ import { TERMINAL } from "../Domain/Order.ts"
 import { onChildUpdate } from "./Inputs.ts"
 import { completeIfQuiet, drop, takeAmounts } from "./Parents.ts"
 import { place } from "./Placement.ts"
-import type { Driver, Runtime } from "./Runtime.ts"
+import type { ChildRecord, Driver, Runtime } from "./Runtime.ts"
 import { dueAdded, rewatch } from "./Wake.ts"
 
 /** Restores the live parents from the store and settles what changed while the driver was down. */
@@ -16,6 +16,9 @@ export const restore = (d: Driver) =>
       const rt = stored.state as Runtime
       if (d.registry[rt.type] === undefined) continue
       rt.updatedAt ??= stored.updatedAt
+      // A state written while children were kept by number (ascending, as a list keeps them now).
+      if (!Array.isArray(rt.children))
+        rt.children = Object.values(rt.children as unknown as Record<string, ChildRecord>)
       d.parents.set(rt.id, rt)
       rewatch(d, rt)
       if (rt.expiresAt !== null && rt.ending === null) dueAdded(d, rt.expiresAt, rt)
@@ -28,24 +31,24 @@ export const restore = (d: Driver) =>
       rt.cost = F.ZERO
       rt.fee = F.ZERO
       rt.lastFill = null
-      const byId = new Map(Object.values(rt.children).map((c) => [c.orderId, c]))
+      const byId = new Map(rt.children.map((c) => [c.orderId, c]))
       for (const order of [...(yield* d.desk.list({ parentId: rt.id }))].reverse()) {
         const child = byId.get(order.id)
         const seen = takeAmounts(d, rt, String(order.info["role"]), undefined, order)
         if (child !== undefined) child.seen = seen
       }
-      for (const child of Object.values(rt.children)) if (child.status === "done") drop(rt, child)
+      for (const child of rt.children) if (child.status === "done") drop(rt, child)
     }
     // Only a parent with a child still working, or one that was ending, has anything to catch up on.
     const unsettled = [...d.parents.values()].filter(
-      (rt) => rt.ending !== null || Object.values(rt.children).some((c) => c.status !== "done")
+      (rt) => rt.ending !== null || rt.children.some((c) => c.status !== "done")
     )
     yield* d.serialized(
       Effect.forEach(
         unsettled,
         (rt) =>
           Effect.gen(function* () {
-            for (const child of Object.values(rt.children)) {
+            for (const child of rt.children) {
               if (child.status === "done") continue
               const found = child.orderId === null ? undefined : yield* d.desk.get(child.orderId)
               const order = found?.parentId === rt.id ? found : undefined

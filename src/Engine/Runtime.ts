@@ -29,7 +29,7 @@ export interface ChildRecord {
   status: "placing" | "live" | "done"
   retries: number
   /** What of the child's filled, cost and fee the parent's sums hold already. */
-  seen?: { filled: F.Fixed; cost: F.Fixed; fee: F.Fixed }
+  seen?: { filled: F.Fixed; cost: F.Fixed; fee: F.Fixed } | undefined
 }
 
 /**
@@ -48,14 +48,19 @@ export interface Runtime {
   readonly params: unknown
   readonly wireParams: Readonly<Record<string, unknown>>
   state: unknown
-  /** Children not yet finished; a finished child leaves (its order stays in the store under the parent's id). */
-  children: Record<string, ChildRecord>
+  /**
+   * Children not yet finished, by number; a finished child leaves (its order stays in the store under the parent's
+   * id). Never changed in place: each change makes a list of the exact length (a list grown in place keeps room for
+   * more, and a parent holds its few children for long).
+   */
+  children: ReadonlyArray<ChildRecord>
   /** Sums over the children whose fills count (all of them for `fee`), and the last fill that counted. */
   filled: F.Fixed
   cost: F.Fixed
   fee: F.Fixed
   lastFill: { readonly price: F.Fixed; readonly amount: F.Fixed } | null
-  timers: Array<{ readonly timer: string; readonly at: number }>
+  /** Never changed in place, as `children`. */
+  timers: ReadonlyArray<{ readonly timer: string; readonly at: number }>
   triggered: boolean
   ending: null | "closed" | "canceled" | "expired" | "rejected"
   detail: string
@@ -115,4 +120,25 @@ export interface Driver {
 export const kindOf = (d: Driver, rt: Runtime) => d.registry[rt.type]
 
 /** The markets a parent trades: its members' for a bucket order, else its own. */
+/** No item: one list for every empty one. */
+export const NONE: ReadonlyArray<never> = Object.freeze([])
+
+/** The items of `list` that `keep` keeps, in a list of the exact length (`filter` leaves room to grow). */
+export const kept = <A>(list: ReadonlyArray<A>, keep: (a: A) => boolean): ReadonlyArray<A> => {
+  let n = 0
+  for (const a of list) if (keep(a)) n++
+  if (n === list.length) return list
+  if (n === 0) return NONE
+  const out = new Array<A>(n)
+  let i = 0
+  for (const a of list) if (keep(a)) out[i++] = a
+  return out
+}
+
+/** The live child of this number. */
+export const childOf = (rt: Runtime, n: number): ChildRecord | undefined => {
+  for (const child of rt.children) if (child.spec.child === n) return child
+  return undefined
+}
+
 export const marketsOf = (rt: Runtime): ReadonlyArray<string> => rt.members?.map((m) => m.marketId) ?? [rt.marketId]

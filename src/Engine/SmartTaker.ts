@@ -16,14 +16,15 @@ import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import {
+  changedFrom,
   type Command,
+  copyState,
   type Core,
   type Input,
   type ParentSpec,
-  type Watch,
-  changedFrom,
   passivePrice,
-  touchFor
+  touchFor,
+  type Watch
 } from "./Core.ts"
 
 /** Wire params of a smart_taker. */
@@ -281,7 +282,7 @@ export const core: Core<Typed, State> = {
     return { state, commands }
   },
   step: (spec, params, prev, input) => {
-    const state: State = structuredClone(prev)
+    const state: State = copyState(prev)
     const commands: Array<Command> = []
     if (input._tag === "ChildFill" && !recordFill(state, input)) return { state, commands }
     if (state.finished) return { state, commands }

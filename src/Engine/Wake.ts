@@ -44,30 +44,29 @@ export const rewatch = (d: Driver, rt: Runtime) => {
 }
 
 /** The market as the venue shows it now (best bid, best ask, last trade); undefined when it cannot be read. */
-export const viewOf = (d: Driver, marketId: string) =>
-  Effect.gen(function* () {
-    const colon = marketId.indexOf(":")
-    const venue = d.gateway.venue(marketId.slice(0, colon))
-    if (venue === undefined) return undefined
-    const nativeId = marketId.slice(colon + 1)
-    const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
-    if (book === undefined) return undefined
-    // A venue that streams the market keeps its last trade from the stream; any other is asked.
-    const streamed = venue.streamsTrades === true && (d.parents as ParentsByMarket).watched(marketId)
-    if (!streamed) d.lastTrades.delete(marketId)
-    let last = streamed ? d.lastTrades.get(marketId) : undefined
-    if (last === undefined) {
-      const trades = yield* venue.trades(nativeId).pipe(Effect.orElseSucceed(() => undefined))
-      last = trades?.[0]?.price ?? null
-      if (streamed && trades !== undefined) d.lastTrades.set(marketId, last)
-    }
-    const view: MarketView = {
-      bestBid: book.bids[0]?.price ?? null,
-      bestAsk: book.asks[0]?.price ?? null,
-      last
-    }
-    return view
-  })
+export const viewOf = Effect.fnUntraced(function* (d: Driver, marketId: string) {
+  const colon = marketId.indexOf(":")
+  const venue = d.gateway.venue(marketId.slice(0, colon))
+  if (venue === undefined) return undefined
+  const nativeId = marketId.slice(colon + 1)
+  const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
+  if (book === undefined) return undefined
+  // A venue that streams the market keeps its last trade from the stream; any other is asked.
+  const streamed = venue.streamsTrades === true && (d.parents as ParentsByMarket).watched(marketId)
+  if (!streamed) d.lastTrades.delete(marketId)
+  let last = streamed ? d.lastTrades.get(marketId) : undefined
+  if (last === undefined) {
+    const trades = yield* venue.trades(nativeId).pipe(Effect.orElseSucceed(() => undefined))
+    last = trades?.[0]?.price ?? null
+    if (streamed && trades !== undefined) d.lastTrades.set(marketId, last)
+  }
+  const view: MarketView = {
+    bestBid: book.bids[0]?.price ?? null,
+    bestAsk: book.asks[0]?.price ?? null,
+    last
+  }
+  return view
+})
 
 const CLOSED: MemberQuote = { open: false, bids: [], asks: [], tick: F.of("0.01"), lot: F.ONE, fees: NO_FEES }
 

@@ -399,8 +399,8 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         updatedAt: row["updated_at"] as number
       })
       return {
-        write: (batch) =>
-          Effect.gen(function* () {
+        write: Effect.fnUntraced(
+          function* (batch: Batch) {
             if ((batch.entries ?? []).length === 0 && (batch.fills ?? []).length > 0) {
               return yield* Effect.dieMessage("a fill is written with its fill.new event")
             }
@@ -419,11 +419,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             }
             if (events.length > 0) journalSeq = seq
             return events
-          }).pipe(
-            // A transaction that did not commit leaves the last seq to be read again.
-            Effect.onError(() => Effect.sync(() => void (journalSeq = null))),
-            Effect.orDie
-          ),
+          },
+          // A transaction that did not commit leaves the last seq to be read again.
+          Effect.onError(() => Effect.sync(() => void (journalSeq = null))),
+          Effect.orDie
+        ),
         eventsAfter: (after, limit, kind) =>
           (kind === undefined
             ? sql<{ seq: number; ts: number; kind: string; key: string; payload: string }>`

@@ -21,22 +21,21 @@ export interface Changing {
 const validation = (field: string, message: string) => ApiError.field(field, message)
 
 /** Asks the venue to cancel an order; a finished order (or one the venue finished meanwhile) answers as it is. */
-export const cancelAtVenue = (c: Changing, order: Order) =>
-  Effect.gen(function* () {
-    if (TERMINAL.has(order.status)) return order
-    if (order.venueOrderId === null) return order
-    const venue = yield* c.tradingOf(accountId(order.account))
-    const answer = yield* Effect.either(venue.cancelOrder(order.venueOrderId))
-    if (answer._tag === "Left") {
-      const current = c.memory.lookup(order.id)!
-      // The venue may have finished the order in the meantime; that answers the cancel.
-      if (TERMINAL.has(current.status)) return current
-      return yield* Effect.fail(fromVenueError(answer.left))
-    }
-    yield* c.applyAnswer(order.venue, answer.right)
-    yield* c.applySnapshot(c.memory.lookup(order.id)!, answer.right)
-    return c.memory.lookup(order.id)!
-  })
+export const cancelAtVenue = Effect.fnUntraced(function* (c: Changing, order: Order) {
+  if (TERMINAL.has(order.status)) return order
+  if (order.venueOrderId === null) return order
+  const venue = yield* c.tradingOf(accountId(order.account))
+  const answer = yield* Effect.either(venue.cancelOrder(order.venueOrderId))
+  if (answer._tag === "Left") {
+    const current = c.memory.lookup(order.id)!
+    // The venue may have finished the order in the meantime; that answers the cancel.
+    if (TERMINAL.has(current.status)) return current
+    return yield* Effect.fail(fromVenueError(answer.left))
+  }
+  yield* c.applyAnswer(order.venue, answer.right)
+  yield* c.applySnapshot(c.memory.lookup(order.id)!, answer.right)
+  return c.memory.lookup(order.id)!
+})
 
 /** Changes a live order's price or amount at its venue, checked against the market's grid and what is filled. */
 export const amendAtVenue = (

@@ -15,7 +15,7 @@ import {
   type VenueOrder,
   VenueGateway
 } from "../Services/VenueGateway.ts"
-import { Held, OPEN_STATUSES } from "./Held.ts"
+import { Held, OPEN_STATUSES, type ParentHolder } from "./Held.ts"
 import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
 import { byClientId, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
@@ -259,14 +259,18 @@ const makeDesk = (config: DeskConfig) =>
      * Stores the order with its event (after `before`, the events that caused the change) in one write; with a fill,
      * the fill goes into the ledger and the same write carries the fill and the ledger rows it changed.
      */
-    const setOrder = (order: Order, kind: string, fill?: Fill, before: ReadonlyArray<JournalEntry> = []) =>
-      Effect.gen(function* () {
-        memory.remember(order)
-        const entries = [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
-        const batch: Batch = { orders: [stored(order)], entries }
-        yield* write(fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) })
-        if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
-      })
+    const setOrder = Effect.fnUntraced(function* (
+      order: Order,
+      kind: string,
+      fill?: Fill,
+      before: ReadonlyArray<JournalEntry> = []
+    ) {
+      memory.remember(order)
+      const entries = [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
+      const batch: Batch = { orders: [stored(order)], entries }
+      yield* write(fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) })
+      if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
+    })
 
     /**
      * Writes a new order as `pending` before the venue is asked, with no event yet: a process that dies while the
@@ -292,13 +296,12 @@ const makeDesk = (config: DeskConfig) =>
       })
 
     const applied: Applied = {
-      find: (venue, venueOrderId) =>
-        Effect.gen(function* () {
-          const held = memory.byVenue(venue, venueOrderId)
-          if (held !== undefined) return held
-          // An order that left memory long ago (a late fill or cancel): the store's venue index finds it.
-          return (yield* store.orderByVenueOrderId(venue, venueOrderId))?.record as Order | undefined
-        }),
+      find: Effect.fnUntraced(function* (venue, venueOrderId) {
+        const held = memory.byVenue(venue, venueOrderId)
+        if (held !== undefined) return held
+        // An order that left memory long ago (a late fill or cancel): the store's venue index finds it.
+        return (yield* store.orderByVenueOrderId(venue, venueOrderId))?.record as Order | undefined
+      }),
       // A fill queued with a placement's writes is not in the store yet; a second report of it is still a repeat.
       hasFill: (id) => (journal.holdsFill(id) ? Effect.succeed(true) : store.hasFill(id)),
       setOrder
@@ -418,26 +421,25 @@ const makeDesk = (config: DeskConfig) =>
     }
     /** Placements started and not yet out of the lock: while there are any, the next one's write takes ours along. */
     let placements = 0
-    const place = (input: PlaceInput, actor: string) =>
-      Effect.gen(function* () {
-        placements += 1
-        const exit = yield* Effect.exit(
-          serialized(
-            Effect.acquireUseRelease(
-              Effect.sync(() => void (deferring = true)),
-              () => placeOrder(placing, input, actor),
-              () =>
-                Effect.sync(() => {
-                  deferring = false
-                  placements -= 1
-                })
-            )
+    const place = Effect.fnUntraced(function* (input: PlaceInput, actor: string) {
+      placements += 1
+      const exit = yield* Effect.exit(
+        serialized(
+          Effect.acquireUseRelease(
+            Effect.sync(() => void (deferring = true)),
+            () => placeOrder(placing, input, actor),
+            () =>
+              Effect.sync(() => {
+                deferring = false
+                placements -= 1
+              })
           )
         )
-        // Answered only once what it wrote is committed.
-        yield* journal.flushedBy(placements === 0)
-        return yield* exit
-      })
+      )
+      // Answered only once what it wrote is committed.
+      yield* journal.flushedBy(placements === 0)
+      return yield* exit
+    })
 
     const changing: Changing = { memory, tradingOf, orderOr404, applyAnswer, applySnapshot }
     const cancelOne = (order: Order) => cancelAtVenue(changing, order)
@@ -445,31 +447,28 @@ const makeDesk = (config: DeskConfig) =>
     return {
       place: (input: PlaceInput, actor: string) => place(input, actor).pipe(Effect.uninterruptible),
       /** The order as clients read it (a parent with its children's ids). */
-      get: (id: string) =>
-        Effect.gen(function* () {
-          const order = lookup(id) ?? ((yield* store.getOrder(id))?.record as Order | undefined)
-          return order === undefined ? undefined : yield* withChildren(order)
-        }),
+      get: Effect.fnUntraced(function* (id: string) {
+        const order = lookup(id) ?? ((yield* store.getOrder(id))?.record as Order | undefined)
+        return order === undefined ? undefined : yield* withChildren(order)
+      }),
       /** Orders newest first, as clients read them; read from the store, where every change is written with its event. */
-      list: (filter: OrderFilter) =>
-        Effect.gen(function* () {
-          const stored = yield* store.listOrders({ ...filter, statuses: filter.status })
-          return yield* Effect.forEach(stored, (s) => withChildren(lookup(s.id) ?? (s.record as Order)))
-        }),
+      list: Effect.fnUntraced(function* (filter: OrderFilter) {
+        const stored = yield* store.listOrders({ ...filter, statuses: filter.status })
+        return yield* Effect.forEach(stored, (s) => withChildren(lookup(s.id) ?? (s.record as Order)))
+      }),
       /** One page of that list, filtered and cut in the store: at most `limit` orders after the cursor's. */
-      page: (
+      page: Effect.fnUntraced(function* (
         filter: OrderFilter,
         page: { readonly after: { createdAt: number; num: number } | undefined; readonly limit: number }
-      ) =>
-        Effect.gen(function* () {
-          const stored = yield* store.listOrders({
-            ...filter,
-            statuses: filter.status,
-            after: page.after,
-            limit: page.limit
-          })
-          return yield* Effect.forEach(stored, (s) => withChildren(lookup(s.id) ?? (s.record as Order)))
-        }),
+      ) {
+        const stored = yield* store.listOrders({
+          ...filter,
+          statuses: filter.status,
+          after: page.after,
+          limit: page.limit
+        })
+        return yield* Effect.forEach(stored, (s) => withChildren(lookup(s.id) ?? (s.record as Order)))
+      }),
       cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
       cancelAll: (filter: OrderFilter) =>
         serialized(
@@ -621,13 +620,13 @@ const makeDesk = (config: DeskConfig) =>
         }
       ) =>
         serialized(
-          Effect.gen(function* () {
+          Effect.suspend(() => {
             if (options.digest !== undefined) {
               memory.name(order, options.digest)
             }
             // A working parent's record is rendered from the engine's state of it when read (see renderParents).
-            memory.remember(order, options.state.live ? options.state.state : undefined)
-            yield* journal.commit({
+            memory.remember(order, options.state.live)
+            return journal.commit({
               orders: [stored(order)],
               parents: [options.state],
               entries: [
@@ -638,14 +637,11 @@ const makeDesk = (config: DeskConfig) =>
           })
         ),
       /**
-       * How a working parent's record is made from the state the engine hands over with it (`putParent`'s
-       * `state.state`): the desk keeps no record of a working parent of its own; `working` hands over the state of
-       * each parent the engine restored at start. Undefined when the engine stops.
+       * Who holds working parents (the engine): the desk keeps no record of a working parent of its own, it renders
+       * one from the holder's state of it when read, and lets go of those it loaded at start that the holder works.
+       * Undefined when the engine stops.
        */
-      renderParents: (
-        render: ((state: unknown) => Order) | undefined,
-        working: ReadonlyArray<readonly [id: string, state: unknown]>
-      ) => Effect.sync(() => memory.renderParents(render, working)),
+      renderParents: (holder: ParentHolder | undefined) => Effect.sync(() => memory.renderParents(holder)),
       /** The next parent id: parents and children share one counter, parents carry the `mo_` prefix. */
       nextParentId: serialized(
         Effect.sync(() => {
@@ -654,18 +650,17 @@ const makeDesk = (config: DeskConfig) =>
         })
       ),
       /** Checks what every order of the engine needs before it is accepted: venue, market, tick, lot, halt. */
-      resolveMarket: (marketId: string) =>
-        Effect.gen(function* () {
-          const colon = marketId.indexOf(":")
-          if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
-          const venue = yield* venueOf(marketId.slice(0, colon))
-          const market = yield* Effect.mapError(venue.market(marketId.slice(colon + 1)), fromVenueError)
-          if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venue.info.id, marketId))
-          if (market.status !== "open") {
-            return yield* Effect.fail(validation("market_id", `market ${marketId} is ${market.status}`))
-          }
-          return { venue, market }
-        }),
+      resolveMarket: Effect.fnUntraced(function* (marketId: string) {
+        const colon = marketId.indexOf(":")
+        if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
+        const venue = yield* venueOf(marketId.slice(0, colon))
+        const market = yield* Effect.mapError(venue.market(marketId.slice(colon + 1)), fromVenueError)
+        if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venue.info.id, marketId))
+        if (market.status !== "open") {
+          return yield* Effect.fail(validation("market_id", `market ${marketId} is ${market.status}`))
+        }
+        return { venue, market }
+      }),
       checkPrice,
       haltedFor: (venue: string) =>
         Effect.sync(() => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined)),

@@ -28,19 +28,31 @@ class TwoKeys {
 }
 
 /**
+ * Who holds working engine parents: the desk keeps no record of its own for them, nor any entry per parent; it asks
+ * the holder for a parent's handle and renders the record from it.
+ */
+export interface ParentHolder {
+  /** The handle of a parent held now (working, or finished and about to be let go). */
+  readonly get: (id: string) => unknown
+  /** The ids and handles of the working parents. */
+  readonly working: () => Iterable<readonly [id: string, handle: unknown]>
+  /** The record as the handle is now. */
+  readonly render: (handle: unknown) => Order
+}
+
+/**
  * Memory follows live orders: `live` holds those not yet finished, `recent` the last few that finished (so an answer
  * or a late venue report finds them without a read); every other finished order is read from the store when asked for.
  */
 export class Held {
   private readonly live = new Map<string, Order>()
   /**
-   * Working engine parents: no record of their own here, only their holder's handle, from which `render` makes the
-   * record as it is now (the holder changes its handle only together with a new record it hands over). Those whose
+   * Working engine parents are the holder's: an id in neither `live` nor `recent` that the holder has is rendered from
+   * its handle as it is now (the holder changes a handle only together with a new record it hands over). Those whose
    * status counts as open are in `parentsOpen` with their account, so a change takes back what the last one counted.
    */
-  private readonly parents = new Map<string, unknown>()
+  private holder: ParentHolder | undefined
   private readonly parentsOpen = new Map<string, string>()
-  private render: ((handle: unknown) => Order) | undefined
   private readonly recent = new Map<string, Order>()
   /** Account, then client order id. */
   private readonly byClientId = new TwoKeys()
@@ -53,40 +65,43 @@ export class Held {
   private readonly lockedBy = new Map<string, F.Fixed>()
 
   lookup(id: string): Order | undefined {
-    const held = this.live.get(id)
-    if (held !== undefined) return held
-    const handle = this.parents.get(id)
-    return handle !== undefined && this.render !== undefined ? this.render(handle) : this.recent.get(id)
+    const held = this.live.get(id) ?? this.recent.get(id)
+    if (held !== undefined || this.holder === undefined) return held
+    const handle = this.holder.get(id)
+    return handle === undefined ? undefined : this.holder.render(handle)
   }
 
   /** Every order not yet finished, engine parents rendered as they are now. */
   liveOrders(): Array<Order> {
     const out = [...this.live.values()]
-    if (this.render !== undefined) for (const handle of this.parents.values()) out.push(this.render(handle))
+    if (this.holder !== undefined) for (const [, handle] of this.working()) out.push(this.holder.render(handle))
     return out
   }
 
+  /** The holder's working parents whose record the desk renders (not one it keeps a record of). */
+  private *working(): Iterable<readonly [id: string, handle: unknown]> {
+    if (this.holder === undefined) return
+    for (const entry of this.holder.working()) if (!this.live.has(entry[0]) && !this.recent.has(entry[0])) yield entry
+  }
+
   /**
-   * How an engine parent's record is made from its holder's handle; from now on working parents keep no record.
-   * `working` names the handles of parents held already (restored at start), whose records are let go.
+   * From now on the records of working engine parents are rendered from `holder`'s handles. The records the desk
+   * holds already of the holder's working parents (restored at start) are let go. Undefined: the holder leaves, and
+   * its working parents keep the records they have now.
    */
-  renderParents(
-    render: ((handle: unknown) => Order) | undefined,
-    working: ReadonlyArray<readonly [id: string, handle: unknown]>
-  ): void {
-    if (render === undefined && this.render !== undefined) {
-      // The holder leaves: its parents keep the records they have now.
-      for (const [id, handle] of this.parents) this.live.set(id, this.render(handle))
-      this.parents.clear()
+  renderParents(holder: ParentHolder | undefined): void {
+    if (holder === undefined) {
+      if (this.holder !== undefined)
+        for (const [id, handle] of this.working()) this.live.set(id, this.holder.render(handle))
+      this.holder = undefined
       this.parentsOpen.clear()
+      return
     }
-    this.render = render
-    if (render === undefined) return
-    for (const [id, handle] of working) {
+    this.holder = holder
+    for (const [id] of holder.working()) {
       const order = this.live.get(id)
       if (order === undefined) continue
       this.live.delete(id)
-      this.parents.set(id, handle)
       if (OPEN_STATUSES.has(order.status)) this.parentsOpen.set(id, accountId(order.account))
     }
   }
@@ -127,22 +142,23 @@ export class Held {
   }
 
   sizes(): { live: number; recent: number } {
-    return { live: this.live.size + this.parents.size, recent: this.recent.size }
+    let parents = 0
+    for (const _ of this.working()) parents++
+    return { live: this.live.size + parents, recent: this.recent.size }
   }
 
   /**
-   * Takes an order as it is now: its sums, its indexes, and whether it is live or just finished. `handle`, for a
-   * working engine parent, is what its record is rendered from while it works (the record itself is not kept).
+   * Takes an order as it is now: its sums, its indexes, and whether it is live or just finished. `rendered`: a
+   * working engine parent whose holder has it, whose record is rendered from the holder's handle while it works.
    */
-  remember(order: Order, handle?: unknown): void {
+  remember(order: Order, rendered = false): void {
     this.uncount(order.id)
     this.count(order, 1)
     if (order.venueOrderId !== null) this.byVenueOrderId.set(order.venue, order.venueOrderId, order.id)
     if (!TERMINAL.has(order.status)) {
       this.recent.delete(order.id)
-      if (handle !== undefined && this.render !== undefined) {
+      if (rendered && this.holder?.get(order.id) !== undefined) {
         this.live.delete(order.id)
-        this.parents.set(order.id, handle)
         if (OPEN_STATUSES.has(order.status)) this.parentsOpen.set(order.id, accountId(order.account))
       } else {
         this.live.set(order.id, order)
@@ -173,15 +189,13 @@ export class Held {
     this.digests.delete(order.id)
   }
 
-  /** Takes back what the order as held now counts, and leaves the parents' handles (a new record follows). */
+  /** Takes back what the order as held now counts (a new record follows). */
   private uncount(id: string): void {
-    if (this.parents.has(id)) {
-      // A parent's record counts no collateral (it is not at a venue): only the open order.
-      const account = this.parentsOpen.get(id)
-      if (account !== undefined) this.openCount.set(account, (this.openCount.get(account) ?? 0) - 1)
+    // A rendered parent counts no collateral (it is not at a venue): only the open order.
+    const account = this.parentsOpen.get(id)
+    if (account !== undefined) {
+      this.openCount.set(account, (this.openCount.get(account) ?? 0) - 1)
       this.parentsOpen.delete(id)
-      this.parents.delete(id)
-      return
     }
     const held = this.live.get(id) ?? this.recent.get(id)
     if (held !== undefined) this.count(held, -1)

@@ -71,24 +71,23 @@ export class Journal extends Context.Tag("crossbook/Journal")<
         let queued: Array<Waiting> = []
         let last: Waiting | undefined
         let writing = false
-        const writeGroup = (group: ReadonlyArray<Waiting>) =>
-          Effect.gen(function* () {
-            const exit = yield* Effect.exit(store.write(group.length === 1 ? group[0]!.batch : merge(group)))
-            for (const w of group) countFills(w.batch, -1)
-            // Everything queued is answered with this group: a later wait has nothing to wait for (nor this failure).
-            if (last !== undefined && group.includes(last)) last = undefined
-            if (Exit.isFailure(exit)) {
-              for (const w of group) yield* Deferred.failCause(w.done, exit.cause)
-              return
-            }
-            publish(exit.value)
-            let at = 0
-            for (const w of group) {
-              const n = w.batch.entries?.length ?? 0
-              yield* Deferred.succeed(w.done, exit.value.slice(at, at + n))
-              at += n
-            }
-          })
+        const writeGroup = Effect.fnUntraced(function* (group: ReadonlyArray<Waiting>) {
+          const exit = yield* Effect.exit(store.write(group.length === 1 ? group[0]!.batch : merge(group)))
+          for (const w of group) countFills(w.batch, -1)
+          // Everything queued is answered with this group: a later wait has nothing to wait for (nor this failure).
+          if (last !== undefined && group.includes(last)) last = undefined
+          if (Exit.isFailure(exit)) {
+            for (const w of group) yield* Deferred.failCause(w.done, exit.cause)
+            return
+          }
+          publish(exit.value)
+          let at = 0
+          for (const w of group) {
+            const n = w.batch.entries?.length ?? 0
+            yield* Deferred.succeed(w.done, exit.value.slice(at, at + n))
+            at += n
+          }
+        })
         // The check for more work and the hand-over (`writing = false`) happen in one step, so a batch queued at any
         // point is either taken by the running leader or finds no leader and leads.
         const loop: Effect.Effect<void> = Effect.suspend(() => {

@@ -12,22 +12,20 @@ export interface Lookups {
 }
 
 /** The order a client id names on an account, held or stored, with the digest of its first body. */
-export const byClientId = (l: Lookups, account: string, clientOrderId: string) =>
-  Effect.gen(function* () {
-    const held = l.memory.byClient(account, clientOrderId)
-    if (held !== undefined) return { order: held, digest: l.memory.digestOf(held.id) }
-    const found = yield* l.store.orderByClientId(account, clientOrderId)
-    if (found === undefined) return undefined
-    const record = found.record as Order & { readonly digest?: string }
-    return { order: record as Order, digest: record.digest }
-  })
+export const byClientId = Effect.fnUntraced(function* (l: Lookups, account: string, clientOrderId: string) {
+  const held = l.memory.byClient(account, clientOrderId)
+  if (held !== undefined) return { order: held, digest: l.memory.digestOf(held.id) }
+  const found = yield* l.store.orderByClientId(account, clientOrderId)
+  if (found === undefined) return undefined
+  const record = found.record as Order & { readonly digest?: string }
+  return { order: record as Order, digest: record.digest }
+})
 
 /** The order of this id, held or stored; a 404 when there is none. */
-export const orderOrNotFound = (l: Lookups, id: string) =>
-  Effect.gen(function* () {
-    const order = l.memory.lookup(id) ?? ((yield* l.store.getOrder(id))?.record as Order | undefined)
-    return order === undefined ? yield* Effect.fail(ApiError.notFound(`no order '${id}'`)) : order
-  })
+export const orderOrNotFound = Effect.fnUntraced(function* (l: Lookups, id: string) {
+  const order = l.memory.lookup(id) ?? ((yield* l.store.getOrder(id))?.record as Order | undefined)
+  return order === undefined ? yield* Effect.fail(ApiError.notFound(`no order '${id}'`)) : order
+})
 
 /** Whether an order is one a filter asks for. */
 export const matches = (o: Order, filter: OrderFilter) =>

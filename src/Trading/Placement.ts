@@ -100,213 +100,212 @@ export const checkPrice = (field: string, text: string, market: Market) => {
 }
 
 /** Checks a plain order, writes it ahead, asks its venue and stores the answer; a retry of a client id answers it. */
-export const placeOrder = (d: Placing, input: PlaceInput, actor: string) =>
-  Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
-    const colon = input.marketId.indexOf(":")
-    if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
-    const venueId = input.marketId.slice(0, colon)
-    const nativeId = input.marketId.slice(colon + 1)
-    const venue = yield* d.venueOf(venueId)
-    if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
-      return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
+export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceInput, actor: string) {
+  const now = yield* Clock.currentTimeMillis
+  const colon = input.marketId.indexOf(":")
+  if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
+  const venueId = input.marketId.slice(0, colon)
+  const nativeId = input.marketId.slice(colon + 1)
+  const venue = yield* d.venueOf(venueId)
+  if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
+    return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
+  }
+  const trading = yield* d.tradingOf(input.account)
+  // What the client asked for; the parent's state that rides along is not part of the request.
+  const { parentState: _state, ...asked } = input
+  const digest = requestDigest(asked)
+  if (input.clientOrderId !== undefined) {
+    const existing = yield* d.findByClientId(input.account, input.clientOrderId)
+    if (existing !== undefined) {
+      if (existing.digest === digest) return { order: existing.order, created: false }
+      return yield* Effect.fail(
+        validation("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
+      )
     }
-    const trading = yield* d.tradingOf(input.account)
-    // What the client asked for; the parent's state that rides along is not part of the request.
-    const { parentState: _state, ...asked } = input
-    const digest = requestDigest(asked)
-    if (input.clientOrderId !== undefined) {
-      const existing = yield* d.findByClientId(input.account, input.clientOrderId)
-      if (existing !== undefined) {
-        if (existing.digest === digest) return { order: existing.order, created: false }
-        return yield* Effect.fail(
-          validation("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
-        )
-      }
-    }
-    const market = yield* Effect.mapError(venue.market(nativeId), fromVenueError)
-    if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
-    if (market.status !== "open") {
-      return yield* Effect.fail(marketHalted(venueId, `market ${input.marketId} is ${market.status}`))
-    }
-    const amount = F.parse(input.amount)
-    if (amount === undefined || amount <= 0) {
-      return yield* Effect.fail(validation("amount", "must be a positive decimal"))
-    }
-    if (!F.isMultipleOf(amount, market.lot)) {
-      return yield* Effect.fail(validation("amount", `must be a multiple of the lot ${F.format(market.lot)}`))
-    }
-    if (input.price === undefined) {
+  }
+  const market = yield* Effect.mapError(venue.market(nativeId), fromVenueError)
+  if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
+  if (market.status !== "open") {
+    return yield* Effect.fail(marketHalted(venueId, `market ${input.marketId} is ${market.status}`))
+  }
+  const amount = F.parse(input.amount)
+  if (amount === undefined || amount <= 0) {
+    return yield* Effect.fail(validation("amount", "must be a positive decimal"))
+  }
+  if (!F.isMultipleOf(amount, market.lot)) {
+    return yield* Effect.fail(validation("amount", `must be a multiple of the lot ${F.format(market.lot)}`))
+  }
+  if (input.price === undefined) {
+    return yield* Effect.fail(
+      validation(
+        "price",
+        input.type === "market" ? "a market order needs a protection price" : "a limit order needs a price"
+      )
+    )
+  }
+  const price = yield* checkPrice("price", input.price, market)
+  let tif: TimeInForce = input.timeInForce ?? (input.type === "market" ? "ioc" : "gtc")
+  if (input.type === "market" && tif !== "ioc" && tif !== "fok") {
+    return yield* Effect.fail(validation("time_in_force", "a market order is ioc or fok"))
+  }
+  if (input.postOnly === true && (input.type === "market" || tif === "ioc" || tif === "fok")) {
+    return yield* Effect.fail(validation("post_only", "post_only needs an order that can rest (limit, gtc or gtd)"))
+  }
+  if (input.expiresAt !== undefined && input.expiresAt <= now) {
+    return yield* Effect.fail(validation("expires_at", "is in the past"))
+  }
+  if (tif === "gtd" && input.expiresAt === undefined) {
+    return yield* Effect.fail(validation("expires_at", "a gtd order needs expires_at"))
+  }
+  if (input.expiresAt !== undefined && tif === "gtc") tif = "gtd"
+  const position = d.ledger.position(input.account, input.marketId)
+  if (input.reduceOnly === true) {
+    const reduces = input.side === "buy" ? position.contracts < 0 : position.contracts > 0
+    if (!reduces || amount > Math.abs(position.contracts)) {
       return yield* Effect.fail(
         validation(
-          "price",
-          input.type === "market" ? "a market order needs a protection price" : "a limit order needs a price"
+          "reduce_only",
+          `the position is ${F.format(position.contracts)}; this order would not only reduce it`
         )
       )
     }
-    const price = yield* checkPrice("price", input.price, market)
-    let tif: TimeInForce = input.timeInForce ?? (input.type === "market" ? "ioc" : "gtc")
-    if (input.type === "market" && tif !== "ioc" && tif !== "fok") {
-      return yield* Effect.fail(validation("time_in_force", "a market order is ioc or fok"))
-    }
-    if (input.postOnly === true && (input.type === "market" || tif === "ioc" || tif === "fok")) {
-      return yield* Effect.fail(validation("post_only", "post_only needs an order that can rest (limit, gtc or gtd)"))
-    }
-    if (input.expiresAt !== undefined && input.expiresAt <= now) {
-      return yield* Effect.fail(validation("expires_at", "is in the past"))
-    }
-    if (tif === "gtd" && input.expiresAt === undefined) {
-      return yield* Effect.fail(validation("expires_at", "a gtd order needs expires_at"))
-    }
-    if (input.expiresAt !== undefined && tif === "gtc") tif = "gtd"
-    const position = d.ledger.position(input.account, input.marketId)
-    if (input.reduceOnly === true) {
-      const reduces = input.side === "buy" ? position.contracts < 0 : position.contracts > 0
-      if (!reduces || amount > Math.abs(position.contracts)) {
-        return yield* Effect.fail(
-          validation(
-            "reduce_only",
-            `the position is ${F.format(position.contracts)}; this order would not only reduce it`
-          )
-        )
-      }
-    }
-    const refuse = (rule: string, message: string) =>
-      Effect.zipRight(
-        d.emit([
-          {
-            ts: now,
-            kind: "risk.rejected",
-            key: input.marketId,
-            payload: {
-              rule,
-              message,
-              account: input.account,
-              market_id: input.marketId,
-              side: input.side,
-              amount: input.amount,
-              price: input.price ?? null
-            }
+  }
+  const refuse = (rule: string, message: string) =>
+    Effect.zipRight(
+      d.emit([
+        {
+          ts: now,
+          kind: "risk.rejected",
+          key: input.marketId,
+          payload: {
+            rule,
+            message,
+            account: input.account,
+            market_id: input.marketId,
+            side: input.side,
+            amount: input.amount,
+            price: input.price ?? null
           }
-        ]),
-        Effect.fail(riskRejected(rule, message))
-      )
-    const halt = d.halted(venueId)
-    if (halt !== undefined) {
-      return yield* refuse("kill_switch", `trading is halted (${halt.scope}): ${halt.reason}`)
-    }
-    const book = yield* d.bookOf(input.marketId)
-    const openOrders = d.memory.openOrders(input.account)
-    const rules = d.rules()
-    const refusal = checkRisk(rules, {
-      side: input.side,
-      price,
-      amount,
-      mark: d.markOf(input.marketId, book).mark,
-      openOrders,
-      position: position.contracts,
-      ordersLastMinute: d.rate.lastMinute(now),
-      pnlToday: rules.daily_loss_limit === null ? F.ZERO : yield* d.pnlToday(input.account, now)
-    })
-    if (refusal !== undefined) return yield* refuse(refusal.rule, refusal.message)
-    const needed = input.reduceOnly === true ? F.ZERO : collateral(input.side, price, amount)
-    const available = F.sub(d.ledger.cashOf(input.account), d.memory.locked(input.account))
-    if (needed > available) {
-      return yield* Effect.fail(
-        new ApiError({
-          status: 400,
-          code: "insufficient_funds",
-          message: `${venueId} refused the order: it needs ${F.format(needed)} and ${F.format(available)} is available`,
-          details: { venue: venueId, retryable: false, reason: "insufficient balance" }
-        })
-      )
-    }
-
-    const id = d.nextOrderId()
-    const account: AccountRef = accountRef(input.account)
-    const pending: Order = {
-      id,
-      clientOrderId: input.clientOrderId ?? id,
-      venue: venueId,
-      account,
-      marketId: `${venueId}:${nativeId}`,
-      side: input.side,
-      type: input.type,
-      timeInForce: tif,
-      status: "pending",
-      heldBy: "venue",
-      price,
-      stopPrice: null,
-      amount,
-      filled: F.ZERO,
-      cost: F.ZERO,
-      fee: F.ZERO,
-      lastFillPrice: null,
-      lastFillAmount: null,
-      postOnly: input.postOnly ?? false,
-      reduceOnly: input.reduceOnly ?? false,
-      expiresAt: input.expiresAt ?? null,
-      createdAt: now,
-      updatedAt: now,
-      parentId: input.parentId ?? null,
-      queuePriorityPreserved: null,
-      book: input.book ?? "",
-      trader: input.trader ?? "",
-      tags: input.tags ?? NO_TAGS,
-      notes: input.notes ?? "",
-      info: { placed_by: actor, ...input.info },
-      venueOrderId: null
-    }
-    const request = {
-      clientOrderId: id,
-      nativeId,
-      side: input.side,
-      price,
-      amount,
-      timeInForce: tif,
-      postOnly: pending.postOnly,
-      reduceOnly: pending.reduceOnly,
-      expiresAt: pending.expiresAt
-    }
-    d.memory.name(pending, digest)
-    yield* d.writeAhead(pending, input.parentState)
-    const answer = yield* trading.placeOrder(request).pipe(
-      Effect.map((order) => ({ _tag: "placed" as const, order })),
-      // A placement that got no answer is looked up by its client id: found, it counts; absent, it never was.
-      Effect.catchIf(
-        (e: VenueError) => e.kind === "timeout",
-        (e) =>
-          Effect.map(trading.orderByClientId(id).pipe(Effect.orElseSucceed(() => undefined)), (found) =>
-            found === undefined
-              ? { _tag: "absent" as const, error: e }
-              : { _tag: "placed" as const, order: found, reconciled: true }
-          )
-      ),
-      Effect.catchAll((e: VenueError) => Effect.succeed({ _tag: "refused" as const, error: e }))
-    )
-    if (answer._tag !== "placed") {
-      yield* d.withdraw(pending, {
-        ts: now,
-        kind: "order.rejected",
-        key: id,
-        payload: {
-          client_order_id: pending.clientOrderId,
-          market_id: pending.marketId,
-          reason: answer.error.reason,
-          kind: answer.error.kind
         }
-      })
-      return yield* Effect.fail(fromVenueError(answer.error))
-    }
-    d.rate.note(now)
-    const placed: Order = {
-      ...pending,
-      status: "open",
-      venueOrderId: answer.order.venueOrderId,
-      info: "reconciled" in answer ? { ...pending.info, reconciled: true } : pending.info
-    }
-    yield* d.setOrder(placed, "order.accepted")
-    yield* d.applyAnswer(venueId, answer.order)
-    yield* d.applySnapshot(d.memory.lookup(id)!, answer.order)
-    return { order: d.memory.lookup(id)!, created: true }
+      ]),
+      Effect.fail(riskRejected(rule, message))
+    )
+  const halt = d.halted(venueId)
+  if (halt !== undefined) {
+    return yield* refuse("kill_switch", `trading is halted (${halt.scope}): ${halt.reason}`)
+  }
+  const book = yield* d.bookOf(input.marketId)
+  const openOrders = d.memory.openOrders(input.account)
+  const rules = d.rules()
+  const refusal = checkRisk(rules, {
+    side: input.side,
+    price,
+    amount,
+    mark: d.markOf(input.marketId, book).mark,
+    openOrders,
+    position: position.contracts,
+    ordersLastMinute: d.rate.lastMinute(now),
+    pnlToday: rules.daily_loss_limit === null ? F.ZERO : yield* d.pnlToday(input.account, now)
   })
+  if (refusal !== undefined) return yield* refuse(refusal.rule, refusal.message)
+  const needed = input.reduceOnly === true ? F.ZERO : collateral(input.side, price, amount)
+  const available = F.sub(d.ledger.cashOf(input.account), d.memory.locked(input.account))
+  if (needed > available) {
+    return yield* Effect.fail(
+      new ApiError({
+        status: 400,
+        code: "insufficient_funds",
+        message: `${venueId} refused the order: it needs ${F.format(needed)} and ${F.format(available)} is available`,
+        details: { venue: venueId, retryable: false, reason: "insufficient balance" }
+      })
+    )
+  }
+
+  const id = d.nextOrderId()
+  const account: AccountRef = accountRef(input.account)
+  const pending: Order = {
+    id,
+    clientOrderId: input.clientOrderId ?? id,
+    venue: venueId,
+    account,
+    marketId: `${venueId}:${nativeId}`,
+    side: input.side,
+    type: input.type,
+    timeInForce: tif,
+    status: "pending",
+    heldBy: "venue",
+    price,
+    stopPrice: null,
+    amount,
+    filled: F.ZERO,
+    cost: F.ZERO,
+    fee: F.ZERO,
+    lastFillPrice: null,
+    lastFillAmount: null,
+    postOnly: input.postOnly ?? false,
+    reduceOnly: input.reduceOnly ?? false,
+    expiresAt: input.expiresAt ?? null,
+    createdAt: now,
+    updatedAt: now,
+    parentId: input.parentId ?? null,
+    queuePriorityPreserved: null,
+    book: input.book ?? "",
+    trader: input.trader ?? "",
+    tags: input.tags ?? NO_TAGS,
+    notes: input.notes ?? "",
+    info: { placed_by: actor, ...input.info },
+    venueOrderId: null
+  }
+  const request = {
+    clientOrderId: id,
+    nativeId,
+    side: input.side,
+    price,
+    amount,
+    timeInForce: tif,
+    postOnly: pending.postOnly,
+    reduceOnly: pending.reduceOnly,
+    expiresAt: pending.expiresAt
+  }
+  d.memory.name(pending, digest)
+  yield* d.writeAhead(pending, input.parentState)
+  const answer = yield* trading.placeOrder(request).pipe(
+    Effect.map((order) => ({ _tag: "placed" as const, order })),
+    // A placement that got no answer is looked up by its client id: found, it counts; absent, it never was.
+    Effect.catchIf(
+      (e: VenueError) => e.kind === "timeout",
+      (e) =>
+        Effect.map(trading.orderByClientId(id).pipe(Effect.orElseSucceed(() => undefined)), (found) =>
+          found === undefined
+            ? { _tag: "absent" as const, error: e }
+            : { _tag: "placed" as const, order: found, reconciled: true }
+        )
+    ),
+    Effect.catchAll((e: VenueError) => Effect.succeed({ _tag: "refused" as const, error: e }))
+  )
+  if (answer._tag !== "placed") {
+    yield* d.withdraw(pending, {
+      ts: now,
+      kind: "order.rejected",
+      key: id,
+      payload: {
+        client_order_id: pending.clientOrderId,
+        market_id: pending.marketId,
+        reason: answer.error.reason,
+        kind: answer.error.kind
+      }
+    })
+    return yield* Effect.fail(fromVenueError(answer.error))
+  }
+  d.rate.note(now)
+  const placed: Order = {
+    ...pending,
+    status: "open",
+    venueOrderId: answer.order.venueOrderId,
+    info: "reconciled" in answer ? { ...pending.info, reconciled: true } : pending.info
+  }
+  yield* d.setOrder(placed, "order.accepted")
+  yield* d.applyAnswer(venueId, answer.order)
+  yield* d.applySnapshot(d.memory.lookup(id)!, answer.order)
+  return { order: d.memory.lookup(id)!, created: true }
+})

@@ -23,55 +23,54 @@ export interface Applied {
 }
 
 /** Applies what a venue reported: fills into the ledger and the order, then status changes. */
-export const applyEvents = (a: Applied, venue: string, events: ReadonlyArray<VenueEvent>) =>
-  Effect.gen(function* () {
-    for (const event of events) {
-      if (event._tag === "Book" || event._tag === "Trade") continue
-      const venueOrderId = event._tag === "Order" ? event.order.venueOrderId : event.fill.venueOrderId
-      const order = yield* a.find(venue, venueOrderId)
-      if (order === undefined) continue
-      if (event._tag === "FillReversed") {
-        yield* reverseFill(a, venue, order, event.fill, event.reason)
-      } else if (event._tag === "Fill") {
-        const f = event.fill
-        const fill: Fill = {
-          id: `${venue}:${f.tradeId}:${f.venueOrderId}`,
-          orderId: order.id,
-          clientOrderId: order.clientOrderId,
-          parentId: order.parentId,
-          account: accountId(order.account),
-          marketId: order.marketId,
-          side: f.side,
-          price: f.price,
-          amount: f.amount,
-          fee: f.fee,
-          liquidity: f.liquidity,
-          tradeId: f.tradeId,
-          book: order.book,
-          ts: f.ts
-        }
-        if (yield* a.hasFill(fill.id)) continue
-        const filled = F.add(order.filled, f.amount)
-        yield* a.setOrder(
-          {
-            ...order,
-            filled,
-            cost: F.add(order.cost, F.mul(f.price, f.amount)),
-            fee: F.add(order.fee, f.fee),
-            lastFillPrice: f.price,
-            lastFillAmount: f.amount,
-            status: filled >= order.amount ? "closed" : order.status,
-            updatedAt: Math.max(order.updatedAt, f.ts)
-          },
-          "order.updated",
-          fill,
-          [{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }]
-        )
-      } else {
-        yield* takeSnapshot(a, order, event.order)
+export const applyEvents = Effect.fnUntraced(function* (a: Applied, venue: string, events: ReadonlyArray<VenueEvent>) {
+  for (const event of events) {
+    if (event._tag === "Book" || event._tag === "Trade") continue
+    const venueOrderId = event._tag === "Order" ? event.order.venueOrderId : event.fill.venueOrderId
+    const order = yield* a.find(venue, venueOrderId)
+    if (order === undefined) continue
+    if (event._tag === "FillReversed") {
+      yield* reverseFill(a, venue, order, event.fill, event.reason)
+    } else if (event._tag === "Fill") {
+      const f = event.fill
+      const fill: Fill = {
+        id: `${venue}:${f.tradeId}:${f.venueOrderId}`,
+        orderId: order.id,
+        clientOrderId: order.clientOrderId,
+        parentId: order.parentId,
+        account: accountId(order.account),
+        marketId: order.marketId,
+        side: f.side,
+        price: f.price,
+        amount: f.amount,
+        fee: f.fee,
+        liquidity: f.liquidity,
+        tradeId: f.tradeId,
+        book: order.book,
+        ts: f.ts
       }
+      if (yield* a.hasFill(fill.id)) continue
+      const filled = F.add(order.filled, f.amount)
+      yield* a.setOrder(
+        {
+          ...order,
+          filled,
+          cost: F.add(order.cost, F.mul(f.price, f.amount)),
+          fee: F.add(order.fee, f.fee),
+          lastFillPrice: f.price,
+          lastFillAmount: f.amount,
+          status: filled >= order.amount ? "closed" : order.status,
+          updatedAt: Math.max(order.updatedAt, f.ts)
+        },
+        "order.updated",
+        fill,
+        [{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }]
+      )
+    } else {
+      yield* takeSnapshot(a, order, event.order)
     }
-  })
+  }
+})
 
 /** Takes the venue's status (never out of a terminal one); amounts come from fills only. */
 export const takeSnapshot = (a: Applied, order: Order, snapshot: VenueOrder) => {

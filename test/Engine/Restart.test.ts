@@ -67,8 +67,17 @@ const parentsFor = (marketId: string, bid: number, ask: number): ReadonlyArray<C
     }
   ].map((p) => ({ ...p, marketId, account: "sim:default" }) as CreateInput)
 
-/** The same parents over the same market for 80 s; with `restart` the driver stops and starts again at 20 s. */
-const scenario = (restart: boolean) =>
+/** A parent's stored state as an earlier version wrote it: its live children by number, not in a list. */
+const childrenByNumber = (state: unknown) => {
+  const rt = state as { children: ReadonlyArray<{ spec: { child: number } }> }
+  return { ...rt, children: Object.fromEntries(rt.children.map((c) => [String(c.spec.child), c])) }
+}
+
+/**
+ * The same parents over the same market for 80 s; with `restart` the driver stops and starts again at 20 s, finding
+ * the stored states as `rewrite` leaves them.
+ */
+const scenario = (restart: boolean, rewrite?: (state: unknown) => unknown) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
     const base = yield* Layer.buildWithScope(
@@ -99,6 +108,10 @@ const scenario = (restart: boolean) =>
     const live = (yield* store.liveParents).length
     if (restart) {
       yield* Scope.close(started.engineScope, Exit.void)
+      if (rewrite !== undefined) {
+        const stored = yield* store.liveParents
+        yield* store.write({ parents: stored.map((p) => ({ ...p, state: rewrite(p.state) })) })
+      }
       started = yield* startEngine
     }
     yield* run(60)
@@ -122,6 +135,15 @@ describe("restart", () => {
       assert.strictEqual(types.size, 9)
     })
   )
+
+  it.effect("parents whose state an earlier version wrote (children by number) restore to the same run", () =>
+    Effect.gen(function* () {
+      const straight = yield* scenario(false)
+      const restarted = yield* scenario(true, childrenByNumber)
+      assert.deepStrictEqual(restarted.orders, straight.orders)
+      assert.deepStrictEqual(restarted.fills, straight.fills)
+    })
+  )
 })
 
 describe("the write before the commands go out", () => {
@@ -140,13 +162,13 @@ describe("the write before the commands go out", () => {
               for (const parent of batch.parents ?? []) {
                 const rt = JSON.parse(JSON.stringify(parent.state)) as {
                   state: { nextChild?: number; fired?: boolean }
-                  children: Record<string, unknown>
+                  children: Array<{ spec: { child: number } }>
                   ending: string | null
                 }
                 const sent = typeof rt.state.nextChild === "number" ? rt.state.nextChild - 1 : rt.state.fired ? 1 : 0
                 for (let n = 1; n <= sent; n++) {
                   checked += 1
-                  if (rt.children[String(n)] !== undefined) continue
+                  if (rt.children.some((c) => c.spec.child === n)) continue
                   const order = yield* inner.orderByClientId("sim:default", `${parent.id}-${n}`)
                   const finished =
                     order !== undefined && ["closed", "canceled", "expired", "rejected"].includes(order.status)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import * as F from "../../src/Domain/Fixed.ts"
-import { accountRef, type Order, type OrderStatus } from "../../src/Domain/Order.ts"
-import { Held } from "../../src/Trading/Held.ts"
+import { accountRef, type Order, type OrderStatus, TERMINAL } from "../../src/Domain/Order.ts"
+import { Held, type ParentHolder } from "../../src/Trading/Held.ts"
 
 /** What an engine holds of a parent: the desk renders its record from this. */
 interface Handle {
@@ -61,13 +61,24 @@ const render = (handle: unknown): Order => {
 
 const parent = (id: string, status: OrderStatus = "waiting"): Handle => ({ id, status, filled: F.ZERO, updatedAt: 1 })
 
+/** A holder of parents as the engine is one: it has each from its creation until a while after it finished. */
+const holderOf = (...handles: ReadonlyArray<Handle>) => {
+  const map = new Map(handles.map((h) => [h.id, h]))
+  const holder: ParentHolder = {
+    get: (id) => map.get(id),
+    working: () => [...map].filter(([, h]) => !TERMINAL.has(h.status)),
+    render
+  }
+  return { map, holder }
+}
+
 describe("the desk's memory of working engine parents", () => {
   it("renders a parent's record from its holder's handle on every read, as the handle is now", () => {
     const held = new Held()
-    held.renderParents(render, [])
     const h = parent("mo_000001")
+    held.renderParents(holderOf(h).holder)
     held.name(render(h), "digest-1")
-    held.remember(render(h), h)
+    held.remember(render(h), true)
     expect(held.lookup("mo_000001")?.status).toBe("waiting")
     h.status = "triggered"
     h.filled = F.of("2")
@@ -82,19 +93,19 @@ describe("the desk's memory of working engine parents", () => {
 
   it("counts a parent being canceled as open exactly while its record says so", () => {
     const held = new Held()
-    held.renderParents(render, [])
-    held.remember(order({ id: "o_1" }))
     const h = parent("mo_000002")
-    held.remember(render(h), h)
+    held.renderParents(holderOf(h).holder)
+    held.remember(order({ id: "o_1" }))
+    held.remember(render(h), true)
     expect(held.openOrders("sim:default")).toBe(1)
     // The holder changes its handle, then hands over the record made from it.
     h.status = "pending_cancel"
-    held.remember(render(h), h)
+    held.remember(render(h), true)
     expect([held.openOrders("sim:default"), held.openTotal()]).toEqual([2, 2])
-    held.remember(render(h), h)
+    held.remember(render(h), true)
     expect(held.openOrders("sim:default")).toBe(2)
     h.status = "canceled"
-    held.remember(render(h), h)
+    held.remember(render(h))
     expect([held.openOrders("sim:default"), held.openTotal()]).toEqual([1, 1])
     // Finished, it is kept as the record it ended with, whatever becomes of the handle.
     h.status = "waiting"
@@ -108,13 +119,13 @@ describe("the desk's memory of working engine parents", () => {
     const h = parent("mo_000003", "pending_cancel")
     held.remember(render(h))
     expect(held.openOrders("sim:default")).toBe(1)
-    held.renderParents(render, [["mo_000003", h]])
+    held.renderParents(holderOf(h).holder)
     h.filled = F.of("1")
     expect(F.format(held.lookup("mo_000003")!.filled)).toBe("1")
     h.status = "waiting"
-    held.remember(render(h), h)
+    held.remember(render(h), true)
     expect(held.openOrders("sim:default")).toBe(0)
-    held.renderParents(undefined, [])
+    held.renderParents(undefined)
     h.filled = F.of("3")
     expect(F.format(held.lookup("mo_000003")!.filled)).toBe("1")
     expect(held.liveOrders().map((o) => o.status)).toEqual(["waiting"])
