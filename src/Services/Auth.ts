@@ -283,8 +283,8 @@ export class Auth extends Context.Tag("crossbook/Auth")<Auth, AuthService>() {
       const system = { user: "system", user_id: "system", token_id: null }
 
       const service: AuthService = {
-        authenticate: (token) =>
-          Effect.gen(function* () {
+        authenticate: Effect.fnUntraced(
+          function* (token: string) {
             const key = hashOf(token).toString("hex")
             const now = yield* Clock.currentTimeMillis
             const cached = cache.get(key)
@@ -299,7 +299,9 @@ export class Auth extends Context.Tag("crossbook/Auth")<Auth, AuthService>() {
             const principal: Principal = { userId: row.user_id, name: row.user, tokenId: row.id, grants }
             cache.set(key, { principal, lastUsed: now })
             return principal
-          }).pipe(Effect.catchTag("SqlError", Effect.die)),
+          },
+          Effect.catchTag("SqlError", Effect.die)
+        ),
 
         bootstrapOwner: change(
           Effect.gen(function* () {

@@ -46,14 +46,13 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
     }
 
     /** Checks the permission and answers the accounts the request covers. */
-    const scope = (permission: Permission, given: string | undefined) =>
-      Effect.gen(function* () {
-        const account = yield* accountOf(given)
-        yield* requirePermission(permission, account)
-        if (account !== "*") return [account]
-        // `*` named covers every account; a request naming none leaves the paper accounts out.
-        return given === undefined ? gateway.accounts.filter((a) => !isPaperAccount(a)) : gateway.accounts
-      })
+    const scope = Effect.fnUntraced(function* (permission: Permission, given: string | undefined) {
+      const account = yield* accountOf(given)
+      yield* requirePermission(permission, account)
+      if (account !== "*") return [account]
+      // `*` named covers every account; a request naming none leaves the paper accounts out.
+      return given === undefined ? gateway.accounts.filter((a) => !isPaperAccount(a)) : gateway.accounts
+    })
 
     /** An order the caller may see through the accounts in scope; another account's order is a 404 like a missing one. */
     const orderIn = (id: string, accounts: ReadonlyArray<string>) =>
@@ -76,8 +75,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
     })
 
     return handlers
-      .handle("createOrder", ({ payload }) =>
-        Effect.gen(function* () {
+      .handle(
+        "createOrder",
+        Effect.fnUntraced(function* ({ payload }) {
           if (payload.market_id.startsWith(BUCKET_PREFIX)) {
             // An order on a bucket needs `trade` on every member's account: the 403 names the first one missing.
             const bucket = yield* buckets.get(payload.market_id.slice(BUCKET_PREFIX.length))
