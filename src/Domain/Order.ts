@@ -96,6 +96,9 @@ export const accountRef = (id: string): AccountRef => {
 /** The tags of an order given none: one shared empty object. */
 export const NO_TAGS: Readonly<Record<string, unknown>> = Object.freeze({})
 
+/** What the ids of engine parents start with (`mo_000013`); every other order's id starts with `o_`. */
+export const PARENT_ID_PREFIX = "mo_"
+
 /** The counter inside an order id (`o_000012`, `mo_000013`): orders are numbered in the order they were made. */
 export const orderNumber = (id: string): number => Number(id.slice(id.indexOf("_") + 1)) || 0
 

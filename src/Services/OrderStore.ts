@@ -1,7 +1,7 @@
 /** The OrderStore seam: orders, engine parents' state and the append-only journal, written together in one batch. */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
-import { orderNumber } from "../Domain/Order.ts"
+import { orderNumber, PARENT_ID_PREFIX } from "../Domain/Order.ts"
 import { EngineWriter, type Statement } from "../Persistence/Sql.ts"
 
 /** Newest first: later creation, then the higher order number. */
@@ -96,6 +96,16 @@ export interface StoredBalance {
   readonly cashMoved: string
 }
 
+/** An engine parent as the desk files it at start: its indexes and its open count, not its record. */
+export interface ParentHead {
+  readonly id: string
+  readonly account: string
+  readonly clientOrderId: string
+  readonly status: string
+  /** The digest of the body it was first placed with (absent for a parent written without one). */
+  readonly digest: string | undefined
+}
+
 export interface StoredParent {
   readonly id: string
   readonly live: boolean
@@ -163,8 +173,13 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     readonly liveParents: Effect.Effect<ReadonlyArray<StoredParent>>
     /** Every order, oldest first. */
     readonly allOrders: Effect.Effect<ReadonlyArray<StoredOrder>>
-    /** The orders with one of these statuses, oldest first: what the desk restores at start. */
+    /** The orders with one of these statuses that are not engine parents, oldest first: what the desk restores at start. */
     readonly ordersWithStatus: (statuses: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredOrder>>
+    /**
+     * The engine parents with one of these statuses, oldest first, without their records: what the desk files of them
+     * at start (the engine renders their records from their states once it runs; the store answers for them before).
+     */
+    readonly parentHeads: (statuses: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ParentHead>>
     /** The orders a query matches, newest first (created, then order number), at most `limit`. */
     readonly listOrders: (query: OrderQuery) => Effect.Effect<ReadonlyArray<StoredOrder>>
     /** The order a venue knows by this id, live or finished. */
@@ -282,8 +297,21 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
       ordersWithStatus: (statuses) =>
         Effect.sync(() =>
           [...orders.values()]
-            .filter((o) => statuses.includes(o.status))
+            .filter((o) => statuses.includes(o.status) && !o.id.startsWith(PARENT_ID_PREFIX))
             .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+        ),
+      parentHeads: (statuses) =>
+        Effect.sync(() =>
+          [...orders.values()]
+            .filter((o) => statuses.includes(o.status) && o.id.startsWith(PARENT_ID_PREFIX))
+            .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+            .map((o) => ({
+              id: o.id,
+              account: o.account,
+              clientOrderId: o.clientOrderId,
+              status: o.status,
+              digest: (o.record as { readonly digest?: string }).digest
+            }))
         ),
       listOrders: (q) =>
         Effect.sync(() =>
@@ -469,8 +497,26 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           Effect.orDie
         ),
         ordersWithStatus: (statuses) =>
-          sql`SELECT * FROM orders WHERE ${sql.in("status", statuses)} ORDER BY created_at, id`.pipe(
+          sql`SELECT * FROM orders WHERE ${sql.in("status", statuses)} AND substr(id, 1, ${PARENT_ID_PREFIX.length}) != ${PARENT_ID_PREFIX}
+              ORDER BY created_at, id`.pipe(
             Effect.map((rows) => rows.map(toOrder)),
+            Effect.orDie
+          ),
+        // SQLite reads the digest out of the record itself: no record crosses into JavaScript.
+        parentHeads: (statuses) =>
+          sql<{ id: string; account: string; client_order_id: string; status: string; digest: string | null }>`
+            SELECT id, account, client_order_id, status, json_extract(record, '$.digest') AS digest FROM orders
+            WHERE ${sql.in("status", statuses)} AND substr(id, 1, ${PARENT_ID_PREFIX.length}) = ${PARENT_ID_PREFIX}
+            ORDER BY created_at, id`.pipe(
+            Effect.map((rows) =>
+              rows.map((r) => ({
+                id: r.id,
+                account: r.account,
+                clientOrderId: r.client_order_id,
+                status: r.status,
+                digest: r.digest ?? undefined
+              }))
+            ),
             Effect.orDie
           ),
         listOrders: (q) => {

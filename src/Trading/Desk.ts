@@ -136,11 +136,18 @@ const makeDesk = (config: DeskConfig) =>
     // An order removed because its venue never took it leaves its id in the journal; its number is never given again.
     const withdrawnFloor = (yield* store.getSetting(WITHDRAWN_FLOOR)) as number | undefined
     if (typeof withdrawnFloor === "number") counter = Math.max(counter, withdrawnFloor)
-    for (const stored of yield* store.ordersWithStatus([...openStatuses, "waiting", "triggered"])) {
+    const liveStatuses = [...openStatuses, "waiting", "triggered"]
+    for (const stored of yield* store.ordersWithStatus(liveStatuses)) {
       const order = stored.record as Order & { readonly digest?: string }
       memory.name(order, order.digest)
       memory.remember(order)
       counter = Math.max(counter, orderNumber(order.id))
+    }
+    // A working engine parent's record is the engine's to render once it runs (the store answers for it before): only
+    // its indexes and open count are filed here, so a restart reads and parses no parent record twice.
+    for (const head of yield* store.parentHeads(liveStatuses)) {
+      memory.fileParent(head)
+      counter = Math.max(counter, orderNumber(head.id))
     }
     // The ledger as the last fill left it; an older version's database has its fills but not these rows yet, and
     // they are built from its fills once, in one write.

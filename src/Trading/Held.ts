@@ -1,6 +1,7 @@
 /** The desk's orders in memory: the live ones, a bounded few that just finished, their indexes and running sums. */
 import * as F from "../Domain/Fixed.ts"
 import { accountId, type Order, type OrderStatus, remainingOf, TERMINAL } from "../Domain/Order.ts"
+import type { ParentHead } from "../Services/OrderStore.ts"
 import { collateral } from "./Ledger.ts"
 
 /** How many finished orders stay in memory after they finish. */
@@ -91,10 +92,14 @@ export class Held {
    */
   renderParents(holder: ParentHolder | undefined): void {
     if (holder === undefined) {
-      if (this.holder !== undefined)
-        for (const [id, handle] of this.working()) this.live.set(id, this.holder.render(handle))
+      if (this.holder !== undefined) {
+        // Their records count what they count from now on.
+        for (const [id, handle] of this.working()) {
+          this.live.set(id, this.holder.render(handle))
+          this.parentsOpen.delete(id)
+        }
+      }
       this.holder = undefined
-      this.parentsOpen.clear()
       return
     }
     this.holder = holder
@@ -118,6 +123,19 @@ export class Held {
 
   digestOf(id: string): string | undefined {
     return this.digests.get(id)
+  }
+
+  /**
+   * Files a working engine parent known by its head alone (at start): its client id, digest and open count. Its
+   * record is rendered by its holder once one holds it; until then it is read from the store.
+   */
+  fileParent(head: ParentHead): void {
+    if (head.digest !== undefined) this.digests.set(head.id, head.digest)
+    this.byClientId.set(head.account, head.clientOrderId, head.id)
+    if (!OPEN_STATUSES.has(head.status as OrderStatus)) return
+    this.uncount(head.id)
+    this.parentsOpen.set(head.id, head.account)
+    this.openCount.set(head.account, (this.openCount.get(head.account) ?? 0) + 1)
   }
 
   /** Names an order by its client id (and the digest of its first body) before or as it is remembered. */

@@ -92,6 +92,39 @@ for (const [name, layer] of Object.entries(layers)) {
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("at start, live orders are read whole and live engine parents by their heads, each oldest first", () =>
+      Effect.gen(function* () {
+        const store = yield* OrderStore
+        const at = (o: StoredOrder, createdAt: number) => ({ ...o, createdAt })
+        yield* store.write({
+          orders: [
+            at({ ...order("mo_000003", "waiting"), record: { id: "mo_000003", digest: "d-3" } }, 3),
+            at(order("o_000002", "open"), 2),
+            at(order("o_000004", "closed"), 4),
+            at(order("mo_000001", "pending_cancel"), 1),
+            at(order("mo_000005", "canceled"), 5),
+            // An id that only looks like a parent's to a pattern with wildcards.
+            at(order("mox000006", "open"), 6)
+          ]
+        })
+        const statuses = ["open", "pending_cancel", "waiting"]
+        assert.deepStrictEqual(
+          (yield* store.ordersWithStatus(statuses)).map((o) => o.id),
+          ["o_000002", "mox000006"]
+        )
+        assert.deepStrictEqual(yield* store.parentHeads(statuses), [
+          {
+            id: "mo_000001",
+            account: "sim:default",
+            clientOrderId: "c-mo_000001",
+            status: "pending_cancel",
+            digest: undefined
+          },
+          { id: "mo_000003", account: "sim:default", clientOrderId: "c-mo_000003", status: "waiting", digest: "d-3" }
+        ])
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("a batch is stored whole or not at all", () =>
       Effect.gen(function* () {
         const store = yield* OrderStore

@@ -130,4 +130,35 @@ describe("the desk's memory of working engine parents", () => {
     expect(F.format(held.lookup("mo_000003")!.filled)).toBe("1")
     expect(held.liveOrders().map((o) => o.status)).toEqual(["waiting"])
   })
+
+  it("files a parent restored at start by its head: counted and named, its record read elsewhere until held", () => {
+    const held = new Held()
+    const h = parent("mo_000004", "pending_cancel")
+    held.fileParent({
+      id: "mo_000004",
+      account: "sim:default",
+      clientOrderId: "mo_000004",
+      status: "pending_cancel",
+      digest: "digest-4"
+    })
+    held.fileParent({
+      id: "mo_000005",
+      account: "sim:default",
+      clientOrderId: "c5",
+      status: "waiting",
+      digest: undefined
+    })
+    expect([held.openOrders("sim:default"), held.openTotal()]).toEqual([1, 1])
+    expect(held.digestOf("mo_000004")).toBe("digest-4")
+    // No record of its own: the store answers until a holder has it.
+    expect(held.lookup("mo_000004")).toBeUndefined()
+    expect(held.liveOrders()).toEqual([])
+    held.renderParents(holderOf(h).holder)
+    expect(held.byClient("sim:default", "mo_000004")?.status).toBe("pending_cancel")
+    expect(held.openOrders("sim:default")).toBe(1)
+    h.status = "canceled"
+    held.remember(render(h))
+    expect([held.openOrders("sim:default"), held.openTotal()]).toEqual([0, 0])
+    expect(held.lookup("mo_000004")?.status).toBe("canceled")
+  })
 })
