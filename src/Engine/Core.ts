@@ -97,6 +97,21 @@ export type Command =
   /** The parent is done; the driver pulls any live child first. */
   | { readonly _tag: "Finish"; readonly status: "closed" | "canceled" | "rejected"; readonly detail: string }
 
+/** No item: one list for every empty one. */
+export const NONE: ReadonlyArray<never> = Object.freeze([])
+
+/** The items of `list` that `keep` keeps, in a list of the exact length (`filter` leaves room to grow). */
+export const kept = <A>(list: ReadonlyArray<A>, keep: (a: A) => boolean): ReadonlyArray<A> => {
+  let n = 0
+  for (const a of list) if (keep(a)) n++
+  if (n === list.length) return list
+  if (n === 0) return NONE
+  const out = new Array<A>(n)
+  let i = 0
+  for (const a of list) if (keep(a)) out[i++] = a
+  return out
+}
+
 /**
  * A deep copy of a core's state (plain objects, lists and values), for a step to change. Each object keeps its fields
  * in the object itself (a copy made by adding fields one by one keeps those past the first few apart), each list is

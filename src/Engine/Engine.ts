@@ -7,14 +7,14 @@ import { OrderStore } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
-import type { MarketView } from "./Core.ts"
+import { type MarketView, NONE } from "./Core.ts"
 import * as Bucket from "./Bucket.ts"
 import { expireDue, feed, feedQuotes, feedView, onChildUpdate, onMarket, timersDue } from "./Inputs.ts"
 import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, record, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
-import { type Driver, type EngineType, NONE, type Runtime } from "./Runtime.ts"
+import { type Driver, type EngineType, type Runtime } from "./Runtime.ts"
 import {
   checkBucketParent,
   type CheckedMember,

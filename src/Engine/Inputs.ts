@@ -3,10 +3,10 @@ import { Clock, Effect } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
 import type { ChildUpdate } from "../Trading/Desk.ts"
-import { type Command, type Input, type MarketView, wakes } from "./Core.ts"
+import { type Command, type Input, kept, type MarketView, wakes } from "./Core.ts"
 import { completeIfQuiet, drop, persist, save, takeAmounts } from "./Parents.ts"
 import { admit, end, execute, place } from "./Placement.ts"
-import { childOf, type Driver, kept, kindOf, type Runtime } from "./Runtime.ts"
+import { childOf, type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { dueById, quotesOf, rewatch, viewOf, wakeFor } from "./Wake.ts"
 
 /**

@@ -2,7 +2,8 @@
 import { Clock, Effect } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { accountRef, type Order } from "../Domain/Order.ts"
-import { type ChildRecord, type Driver, kept, kindOf, type Runtime } from "./Runtime.ts"
+import { type ChildRecord, type Driver, kindOf, type Runtime } from "./Runtime.ts"
+import { kept } from "./Core.ts"
 
 export const stateOf = (rt: Runtime, now: number) => ({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
 

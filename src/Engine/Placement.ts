@@ -2,9 +2,9 @@
 import { Clock, Effect, Queue } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
-import type { Command } from "./Core.ts"
+import { type Command, kept, NONE } from "./Core.ts"
 import { completeIfQuiet, drop, emit, liveChildren, persist, save, stateOf } from "./Parents.ts"
-import { type ChildRecord, childOf, type Driver, kept, NONE, type Runtime } from "./Runtime.ts"
+import { type ChildRecord, childOf, type Driver, type Runtime } from "./Runtime.ts"
 import { dueAdded } from "./Wake.ts"
 
 const MAX_RETRIES = 5

@@ -120,21 +120,6 @@ export interface Driver {
 export const kindOf = (d: Driver, rt: Runtime) => d.registry[rt.type]
 
 /** The markets a parent trades: its members' for a bucket order, else its own. */
-/** No item: one list for every empty one. */
-export const NONE: ReadonlyArray<never> = Object.freeze([])
-
-/** The items of `list` that `keep` keeps, in a list of the exact length (`filter` leaves room to grow). */
-export const kept = <A>(list: ReadonlyArray<A>, keep: (a: A) => boolean): ReadonlyArray<A> => {
-  let n = 0
-  for (const a of list) if (keep(a)) n++
-  if (n === list.length) return list
-  if (n === 0) return NONE
-  const out = new Array<A>(n)
-  let i = 0
-  for (const a of list) if (keep(a)) out[i++] = a
-  return out
-}
-
 /** The live child of this number. */
 export const childOf = (rt: Runtime, n: number): ChildRecord | undefined => {
   for (const child of rt.children) if (child.spec.child === n) return child

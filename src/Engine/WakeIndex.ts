@@ -4,7 +4,7 @@
  * O(log n + woken) when it wakes someone: never a scan of every parent of the market.
  */
 import type { Band, MarketView, Reference, Watch } from "./Core.ts"
-import { referenceIn } from "./Core.ts"
+import { kept, referenceIn } from "./Core.ts"
 
 interface Entry {
   readonly bound: number
@@ -77,14 +77,15 @@ export class WakeIndex {
     const watch =
       given === "all"
         ? given
-        : given.filter((b) => b.lazy !== true && (b.missing || b.low > -Infinity || b.high < Infinity))
+        : kept(given, (b) => b.lazy !== true && (b.missing || b.low > -Infinity || b.high < Infinity))
     const before = this.placed.get(id)
     if (before !== undefined && before.marketId === marketId && sameWatch(before.watch, watch)) return
     this.delete(id)
     if (watch !== "all" && watch.length === 0) return
     let entry = this.markets.get(marketId)
     if (entry === undefined) this.markets.set(marketId, (entry = new MarketEntry()))
-    this.placed.set(id, { marketId, watch })
+    // Kept as a list of the exact length: a core may build its bands in a list with room to grow.
+    this.placed.set(id, { marketId, watch: watch === given && watch !== "all" ? watch.slice() : watch })
     if (watch === "all") {
       entry.always.add(id)
       return
