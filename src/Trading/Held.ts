@@ -130,16 +130,23 @@ export class Held {
    * record is rendered by its holder once one holds it; until then it is read from the store.
    */
   fileParent(head: ParentHead): void {
-    if (head.digest !== undefined) this.digests.set(head.id, head.digest)
-    this.byClientId.set(head.account, head.clientOrderId, head.id)
+    if (head.clientOrderId !== head.id) {
+      if (head.digest !== undefined) this.digests.set(head.id, head.digest)
+      this.byClientId.set(head.account, head.clientOrderId, head.id)
+    }
     if (!OPEN_STATUSES.has(head.status as OrderStatus)) return
     this.uncount(head.id)
     this.parentsOpen.set(head.id, head.account)
     this.openCount.set(head.account, (this.openCount.get(head.account) ?? 0) + 1)
   }
 
-  /** Names an order by its client id (and the digest of its first body) before or as it is remembered. */
+  /**
+   * Names an order by its client id (and the digest of its first body) before or as it is remembered. An order placed
+   * without one (its client id is its own id) is not: nobody retries a request by an id it did not send, and a request
+   * that names such an id anyway finds the order in the store and is refused there.
+   */
   name(order: Order, digest: string | undefined): void {
+    if (order.clientOrderId === order.id) return
     if (digest !== undefined) this.digests.set(order.id, digest)
     this.byClientId.set(accountId(order.account), order.clientOrderId, order.id)
   }

@@ -18,7 +18,8 @@ export const byClientId = Effect.fnUntraced(function* (l: Lookups, account: stri
   const found = yield* l.store.orderByClientId(account, clientOrderId)
   if (found === undefined) return undefined
   const record = found.record as Order & { readonly digest?: string }
-  return { order: record as Order, digest: record.digest }
+  // Held but not named (its client id is its own id): the record held is the newer one.
+  return { order: l.memory.lookup(found.id) ?? (record as Order), digest: record.digest }
 })
 
 /** The order of this id, held or stored; a 404 when there is none. */

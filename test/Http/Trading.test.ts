@@ -211,6 +211,34 @@ describe("plain orders on the sim venue", () => {
       })
     )
 
+    it.effect("an order placed without a client_order_id has its id as one: naming it for another order is a 400", () =>
+      Effect.gen(function* () {
+        const token = yield* OwnerToken
+        const { id, book } = yield* aMarket(4)
+        const body = { market_id: id, side: "sell", type: "limit", amount: "2", price: price(cents(book.best_ask) + 4) }
+        const plain = (yield* request("POST", "/trading/orders", { token, json: body })).body
+        assert.strictEqual(plain.client_order_id, plain.id)
+        const stop = (yield* request("POST", "/trading/orders", {
+          token,
+          json: { market_id: id, side: "sell", type: "stop_market", amount: "1", stop_price: "0.01" }
+        })).body
+        assert.strictEqual(stop.client_order_id, stop.id)
+        const before = yield* simOrders
+        for (const taken of [plain.id, stop.id]) {
+          const reused = yield* request("POST", "/trading/orders", {
+            token,
+            json: { ...body, client_order_id: taken }
+          })
+          assertError(reused, 400, "validation_error")
+          assert.strictEqual(reused.body.error.details.errors[0].field, "client_order_id")
+        }
+        assert.strictEqual(yield* simOrders, before)
+        // Each is still there, as it was.
+        const read = yield* request("GET", `/trading/orders/${stop.id}`, { token })
+        assert.strictEqual(read.body.status, "waiting")
+      })
+    )
+
     it.effect("bad orders get the contract's errors and never reach the venue", () =>
       Effect.gen(function* () {
         const token = yield* OwnerToken

@@ -49,6 +49,7 @@ const render = (handle: unknown): Order => {
   const h = handle as Handle
   return order({
     id: h.id,
+    clientOrderId: `c-${h.id}`,
     type: "stop_market",
     heldBy: "engine",
     price: null,
@@ -85,7 +86,7 @@ describe("the desk's memory of working engine parents", () => {
     h.updatedAt = 7
     const read = held.lookup("mo_000001")!
     expect([read.status, F.format(read.filled), read.updatedAt]).toEqual(["triggered", "2", 7])
-    expect(held.byClient("sim:default", "mo_000001")?.status).toBe("triggered")
+    expect(held.byClient("sim:default", "c-mo_000001")?.status).toBe("triggered")
     expect(held.digestOf("mo_000001")).toBe("digest-1")
     expect(held.liveOrders().map((o) => o.id)).toEqual(["mo_000001"])
     expect(held.sizes()).toEqual({ live: 1, recent: 0 })
@@ -137,7 +138,7 @@ describe("the desk's memory of working engine parents", () => {
     held.fileParent({
       id: "mo_000004",
       account: "sim:default",
-      clientOrderId: "mo_000004",
+      clientOrderId: "c-mo_000004",
       status: "pending_cancel",
       digest: "digest-4"
     })
@@ -154,11 +155,22 @@ describe("the desk's memory of working engine parents", () => {
     expect(held.lookup("mo_000004")).toBeUndefined()
     expect(held.liveOrders()).toEqual([])
     held.renderParents(holderOf(h).holder)
-    expect(held.byClient("sim:default", "mo_000004")?.status).toBe("pending_cancel")
+    expect(held.byClient("sim:default", "c-mo_000004")?.status).toBe("pending_cancel")
     expect(held.openOrders("sim:default")).toBe(1)
     h.status = "canceled"
     held.remember(render(h))
     expect([held.openOrders("sim:default"), held.openTotal()]).toEqual([0, 0])
     expect(held.lookup("mo_000004")?.status).toBe("canceled")
+  })
+
+  it("names an order by the client id it was placed with, and not one placed without (its id is its client id)", () => {
+    const held = new Held()
+    held.name(order({ id: "o_1", clientOrderId: "mine" }), "digest-1")
+    held.remember(order({ id: "o_1", clientOrderId: "mine" }))
+    held.name(order({ id: "o_2" }), "digest-2")
+    held.remember(order({ id: "o_2" }))
+    expect([held.byClient("sim:default", "mine")?.id, held.digestOf("o_1")]).toEqual(["o_1", "digest-1"])
+    expect([held.byClient("sim:default", "o_2"), held.digestOf("o_2")]).toEqual([undefined, undefined])
+    expect(held.lookup("o_2")?.id).toBe("o_2")
   })
 })
