@@ -177,6 +177,12 @@ const refused = (
  * `startMs + k × stepMs` by a seeded stream per market (fair-value walk, maker quotes re-laid around it, takers).
  * Same options and the same calls give the same state, events and ids. Time is always passed in.
  */
+/**
+ * Finished own orders the exchange still answers for (by id and client id, a repeated client id refused) once they
+ * end: enough for a late question or a retried placement; older ones are forgotten, as a venue's history ends.
+ */
+export const FINISHED_KEPT = 1024
+
 export class SimExchange {
   private readonly startMs: number
   private readonly stepMs: number
@@ -184,8 +190,11 @@ export class SimExchange {
   private readonly makerRate: F.Fixed
   private readonly states: Array<MarketState> = []
   private readonly byId = new Map<string, MarketState>()
+  /** Own orders by id and client id: every open one, and the last `FINISHED_KEPT` to finish. */
   private readonly records = new Map<string, OrderRecord>()
   private readonly byClient = new Map<string, OrderRecord>()
+  /** How many records there may be before finished ones are let go again. */
+  private sweepAt = 2 * FINISHED_KEPT
   private stepsRun = 0
   private clock: number
   private orderSeq = 0
@@ -349,11 +358,30 @@ export class SimExchange {
     }
     this.records.set(id, record)
     this.byClient.set(clientOrderId, record)
+    if (this.records.size >= this.sweepAt) this.sweep()
     if (placed.reason !== null) return refused("order_rejected", placed.reason, events, this.view(record))
     this.emitMatches(s, placed.matches, t, events)
     events.push({ _tag: "OrderUpdate", order: this.view(record) })
     this.bookChanged(s, version, t, events)
     return { _tag: "Accepted", order: this.view(record), events }
+  }
+
+  /**
+   * Lets go of every finished own order but the last `FINISHED_KEPT` to finish (by their last change), in the books
+   * too; open ones all stay. It runs once the records have doubled since it last ran, so a placement pays O(1) for it
+   * on average and a long run keeps what is open and a bounded tail.
+   */
+  private sweep(): void {
+    const finished: Array<[string, OrderRecord]> = []
+    for (const entry of this.records) if (entry[1].state.status !== "open") finished.push(entry)
+    // Newest first: by the last change, then the later placed.
+    finished.reverse().sort((a, b) => b[1].updatedAt - a[1].updatedAt)
+    for (const [id, r] of finished.slice(FINISHED_KEPT)) {
+      this.records.delete(id)
+      if (this.byClient.get(r.state.clientOrderId) === r) this.byClient.delete(r.state.clientOrderId)
+      this.byId.get(r.marketId)?.book.forget(id)
+    }
+    this.sweepAt = 2 * Math.max(this.records.size, FINISHED_KEPT)
   }
 
   /** Cancels a resting own order at `nowMs` (after advancing to it). */

@@ -147,6 +147,11 @@ export class OrderBook {
     return this.own.get(id)
   }
 
+  /** Lets go of an own order that no longer rests; one still resting stays. */
+  forget(id: string): void {
+    if (this.own.get(id)?.status !== "open") this.own.delete(id)
+  }
+
   /** Every own order still resting, in arrival order. */
   openOrders(): Array<OwnOrder> {
     const out: Array<OwnOrder> = []

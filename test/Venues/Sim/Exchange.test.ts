@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest"
 import * as F from "../../../src/Domain/Fixed.ts"
 import type { Side } from "../../../src/Domain/Market.ts"
 import {
+  FINISHED_KEPT,
   type SimEvent,
   SimExchange,
   type SimOrderRequest,
@@ -283,6 +284,42 @@ describe("SimExchange own orders", () => {
       START
     )
     expect(post).toMatchObject({ _tag: "Refused", code: "order_rejected", reason: "post_only_would_cross" })
+  })
+
+  it("answers for every open order and the last finished ones; older finished ones are let go", () => {
+    const ex = make()
+    const id = openIds(ex)[2]!
+    const low = ex.book(id).bids.at(-1)!.price
+    const resting = accepted(
+      ex.placeOrder({ marketId: id, side: "buy", price: low, amount: F.ONE, clientOrderId: "rest" }, START)
+    )
+    // Buys far under the ask that cancel at once (ioc): each finishes as it is placed.
+    const n = 3 * FINISHED_KEPT
+    const ids: Array<string> = []
+    for (let i = 0; i < n; i++) {
+      const r = accepted(
+        ex.placeOrder(
+          { marketId: id, side: "buy", price: low, amount: F.ONE, tif: "ioc", clientOrderId: `c${i}` },
+          START
+        )
+      )
+      expect(r.order.status).toBe("canceled")
+      ids.push(r.order.id)
+    }
+    expect(ex.order(resting.order.id)?.status).toBe("open")
+    expect(ex.openOrders().map((o) => o.id)).toEqual([resting.order.id])
+    expect(ex.orderByClientId("rest")?.id).toBe(resting.order.id)
+    // The last to finish are answered for, by id and client id, and their client ids are still refused.
+    const last = ids.slice(-FINISHED_KEPT)
+    expect(last.every((o) => ex.order(o)?.status === "canceled")).toBe(true)
+    expect(ex.orderByClientId(`c${n - 1}`)?.id).toBe(ids[n - 1])
+    expect(
+      ex.placeOrder({ marketId: id, side: "buy", price: low, amount: F.ONE, clientOrderId: `c${n - 1}` }, START)
+    ).toMatchObject({ _tag: "Refused", reason: "duplicate_client_order_id" })
+    // The first are let go: what is known stays bounded however long the exchange runs.
+    expect(ex.order(ids[0]!)).toBeUndefined()
+    expect(ex.orderByClientId("c0")).toBeUndefined()
+    expect(ids.filter((o) => ex.order(o) !== undefined).length).toBeLessThanOrEqual(2 * FINISHED_KEPT)
   })
 
   it("cancel and amend report the rule they followed", () => {
