@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
-import { type Command, copyState, type Core, type ParentSpec, passivePrice, type Watch } from "./Core.ts"
+import { type Command, copyFrom, type Core, type ParentSpec, passivePrice, type Watch } from "./Core.ts"
 import { fires, stopBand, triggerReference } from "./Stop.ts"
 
 /** Wire params of a bracket; unknown keys are refused here and in each nested object. */
@@ -180,7 +180,7 @@ export const core: Core<Typed, State> = {
       ? []
       : [stopBand(params.source, params.exitSide, params.stop)],
   step: (spec, params, prev, input) => {
-    const state: State = copyState(prev)
+    const state: State = copyFrom({ ...prev })
     const commands: Array<Command> = []
     if (state.finished) return { state, commands }
     const live = (role?: Child["role"]) =>

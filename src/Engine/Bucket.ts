@@ -23,7 +23,7 @@ import {
   Seconds,
   strict
 } from "./Children.ts"
-import { type Command, copyState, type Core, type Input, type MemberQuote, type ParentSpec } from "./Core.ts"
+import { type Command, copyFrom, type Core, type Input, type MemberQuote, type ParentSpec } from "./Core.ts"
 
 /** Wire params of a bucket order (all optional). */
 export const Params = strict(
@@ -368,7 +368,7 @@ export const core: Core<Typed, State> = {
     commands: [{ _tag: "SetTimer", timer: "age", at: spec.createdAt + params.maxAgeMs }]
   }),
   step: (spec, params, prev, input) => {
-    const state: State = copyState(prev)
+    const state: State = copyFrom({ ...prev })
     if (input._tag === "ChildFill" && !recordFill(state, input)) return { state, commands: [] }
     if (!state.finished) return { state, commands: onInput(spec, params, state, input) }
     // After the end the sums still keep up with the legs being pulled: their late fills and their ends.

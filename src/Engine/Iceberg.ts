@@ -18,7 +18,7 @@ import { SeededRandom } from "../Domain/Random.ts"
 import {
   changedFrom,
   type Command,
-  copyState,
+  copyFrom,
   type Core,
   type Input,
   lazily,
@@ -230,7 +230,7 @@ export const core: Core<Typed, State> = {
     return { state, commands }
   },
   step: (spec, params, prev, input) => {
-    const state: State = copyState(prev)
+    const state: State = copyFrom({ ...prev })
     const commands: Array<Command> = []
     if (input._tag === "ChildFill" && !recordFill(state, input)) return { state, commands }
     if (state.finished) return { state, commands }

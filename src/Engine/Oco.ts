@@ -7,7 +7,7 @@ import type { Side } from "../Domain/Market.ts"
 import type { TimeInForce } from "../Domain/Order.ts"
 import {
   type Command,
-  copyState,
+  copyFrom,
   type Core,
   type MarketView,
   type ParentSpec,
@@ -286,7 +286,7 @@ export const core: Core<Typed, State> = {
     return bands
   },
   step: (spec, params, prev, input) => {
-    const state: State = copyState(prev)
+    const state: State = copyFrom({ ...prev })
     const commands: Array<Command> = []
     if (state.finished) return { state, commands }
     const legs = params.legs

@@ -17,7 +17,7 @@ import * as F from "../Domain/Fixed.ts"
 import {
   changedFrom,
   type Command,
-  copyState,
+  copyFrom,
   type Core,
   type Input,
   type MarketView,
@@ -281,7 +281,7 @@ export const core: Core<Typed, State> = {
     return [changedFrom("bid", state.view.bestBid), changedFrom("ask", state.view.bestAsk)]
   },
   step: (spec, params, prev, input) => {
-    const state: State = copyState(prev)
+    const state: State = copyFrom({ ...prev })
     const commands: Array<Command> = []
     if (input._tag === "ChildFill" && !recordFill(state, input)) return { state, commands }
     if (state.finished) return { state, commands }

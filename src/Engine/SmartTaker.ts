@@ -18,7 +18,7 @@ import * as F from "../Domain/Fixed.ts"
 import {
   changedFrom,
   type Command,
-  copyState,
+  copyFrom,
   type Core,
   type Input,
   type ParentSpec,
@@ -282,7 +282,7 @@ export const core: Core<Typed, State> = {
     return { state, commands }
   },
   step: (spec, params, prev, input) => {
-    const state: State = copyState(prev)
+    const state: State = copyFrom({ ...prev })
     const commands: Array<Command> = []
     if (input._tag === "ChildFill" && !recordFill(state, input)) return { state, commands }
     if (state.finished) return { state, commands }

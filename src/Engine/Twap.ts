@@ -14,7 +14,7 @@ import {
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import { type Command, copyState, type Core, type Input, type ParentSpec } from "./Core.ts"
+import { type Command, copyFrom, type Core, type Input, type ParentSpec } from "./Core.ts"
 
 /**
  * The shortest time between two slices: one parent never asks for more than ten placements (and their cancels) a
@@ -312,7 +312,7 @@ export const core: Core<Typed, State> = {
     return { state, commands }
   },
   step: (spec, params, prev, input) => {
-    const state: State = copyState(prev)
+    const state: State = copyFrom({ ...prev })
     const commands: Array<Command> = []
     if (input._tag === "ChildFill" && !recordFill(state, input)) return { state, commands }
     if (state.finished) return { state, commands }
