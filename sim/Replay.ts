@@ -125,6 +125,8 @@ export const replay = (options: ReplayOptions) => {
       )
     }
     const venues = [...tapeVenues.values()]
+    /** Each market's venue by the market's id, so an event finds it with no slice of its id. */
+    const venueOf = new Map(header.markets.map((m) => [m.id, tapeVenues.get(venueOfMarket(m.id))!] as const))
     const wiring = options.wiring ?? simWiring
     const services = wiring(
       Layer.succeed(VenueGateway, VenueGateway.fromVenues(venues)),
@@ -212,16 +214,15 @@ export const replay = (options: ReplayOptions) => {
       // Market data of this moment, in tape order; child updates it causes settle after each.
       for (; i < events.length && events[i]!.ts === t; i++) {
         const event = events[i]!
-        const venue = tapeVenues.get(venueOfMarket(event.market)) ?? venues[0]!
+        const venue = venueOf.get(event.market) ?? venues[0]!
         const reported = venue.applyNow(event)
         // Child updates first (fills and order changes the event caused), then the market view.
-        if (reported.length > 1 || (reported.length === 1 && reported[0]!._tag !== "Book")) {
+        if (reported.length > 0) {
           yield* venue.publish(reported)
           yield* settle
         }
         if (event.type === "snapshot" || event.type === "change" || event.type === "trade") {
-          const nativeId = event.market.slice(event.market.indexOf(":") + 1)
-          const view = venue.view(nativeId)
+          const view = venue.view(event.market)
           const work = view === undefined ? null : engine.marketView(event.market, view)
           if (work !== null) {
             yield* work

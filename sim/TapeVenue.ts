@@ -37,19 +37,22 @@ class RecentTrades {
   }
 }
 const EMPTY = new TapeBook()
+/** No event: one list for every answer without any. */
+const NO_EVENTS: ReadonlyArray<VenueEvent> = Object.freeze([])
+
 /** Takers pay the sim's fee, makers nothing. */
 const TAKER_ONLY: FeeRule = (price, amount, liquidity) => (liquidity === "taker" ? takerFee(price, amount) : F.ZERO)
 
 export interface TapeVenue extends Venue {
-  /** Applies one tape event at its time, in plain TypeScript; answers what it reported. */
-  readonly applyNow: (event: TapeEvent) => ReadonlyArray<VenueEvent>
   /**
-   * Publishes what an applied event reported to the subscribers: fills and order updates, not book updates (whoever
-   * applies the tape hands the engine the market's view itself).
+   * Applies one tape event at its time, in plain TypeScript; answers what it did to own orders (fills and order
+   * updates; whoever applies the tape hands the engine the market's view itself, so no book update is reported).
    */
+  readonly applyNow: (event: TapeEvent) => ReadonlyArray<VenueEvent>
+  /** Publishes what an applied event reported to the subscribers. */
   readonly publish: (reported: ReadonlyArray<VenueEvent>) => Effect.Effect<void>
-  /** A market's best bid, best ask and last trade now (plain TypeScript, no copy of the book). */
-  readonly view: (nativeId: string) => MarketView | undefined
+  /** A market's best bid, best ask and last trade now, by its id (`venue:native`; no copy of the book). */
+  readonly view: (marketId: string) => MarketView | undefined
 }
 
 /**
@@ -63,6 +66,11 @@ export const makeTapeVenue = (header: TapeHeader) =>
     const markets = new Map<string, Market>()
     const books = new Map<string, TapeBook>()
     const trades = new Map<string, RecentTrades>()
+    /** Each market's parts by its id as the tape writes it, so an event needs one lookup and no slice of its id. */
+    const byMarketId = new Map<
+      string,
+      { readonly nativeId: string; readonly book: TapeBook; readonly trades: RecentTrades }
+    >()
     for (const m of header.markets) {
       const nativeId = m.id.slice(m.id.indexOf(":") + 1)
       markets.set(nativeId, {
@@ -79,8 +87,10 @@ export const makeTapeVenue = (header: TapeHeader) =>
         lot: F.of(m.lot),
         result: null
       })
-      books.set(nativeId, new TapeBook())
-      trades.set(nativeId, new RecentTrades())
+      const parts = { nativeId, book: new TapeBook(), trades: new RecentTrades() }
+      books.set(nativeId, parts.book)
+      trades.set(nativeId, parts.trades)
+      byMarketId.set(m.id, parts)
     }
     const model = makeOrderModel({
       orderId: (n) => `tape-${String(n).padStart(6, "0")}`,
@@ -89,32 +99,25 @@ export const makeTapeVenue = (header: TapeHeader) =>
     })
     const events = yield* PubSub.unbounded<VenueEvent>()
 
-    /** Applies a tape event to the books and own orders, in plain TypeScript; answers what it reported. */
-    const applyNow = (event: TapeEvent): Array<VenueEvent> => {
-      const nativeId = event.market.slice(event.market.indexOf(":") + 1)
-      const book = books.get(nativeId)
-      const market = markets.get(nativeId)
-      if (book === undefined || market === undefined) return []
+    /** Applies a tape event to the books and own orders, in plain TypeScript; answers what it did to own orders. */
+    const applyNow = (event: TapeEvent): ReadonlyArray<VenueEvent> => {
+      const parts = byMarketId.get(event.market)
+      if (parts === undefined) return NO_EVENTS
+      const { nativeId, book } = parts
       switch (event.type) {
         case "snapshot":
-        case "change": {
           book.apply(event)
-          // A change touches one level (the others are as they were); a snapshot, any of them.
-          const reported = model.bookChanged(
-            nativeId,
-            book,
-            event.ts,
-            event.type === "change"
-              ? { side: event.side === "bid" ? "buy" : "sell", price: F.of(event.price) }
-              : undefined
-          )
-          reported.push({ _tag: "Book", nativeId, ts: event.ts })
-          return reported
+          return model.bookChanged(nativeId, book, event.ts)
+        case "change": {
+          // A change touches one level (the others are as they were).
+          const price = F.of(event.price)
+          book.set(event.side, price, F.of(event.size))
+          return model.bookChanged(nativeId, book, event.ts, { side: event.side === "bid" ? "buy" : "sell", price })
         }
         case "trade": {
           const price = F.of(event.price)
           const amount = F.of(event.amount)
-          const recent = trades.get(nativeId)!
+          const recent = parts.trades
           recent.add({
             id: `${nativeId}-${event.ts}-${recent.size}`,
             ts: event.ts,
@@ -125,20 +128,19 @@ export const makeTapeVenue = (header: TapeHeader) =>
           return model.traded(nativeId, price, amount, event.taker_side, event.ts)
         }
         case "status": {
+          const market = markets.get(nativeId)!
           markets.set(nativeId, { ...market, status: event.status, result: event.result ?? null })
-          return event.status !== "open" ? model.closed(nativeId, event.ts) : []
+          return event.status !== "open" ? model.closed(nativeId, event.ts) : NO_EVENTS
         }
         case "quote":
         case "gap":
-          return []
+          return NO_EVENTS
       }
     }
 
-    /** Publishes what an applied event reported to the subscribers, but the book updates. */
-    const publish = (reported: ReadonlyArray<VenueEvent>) => {
-      const own = reported.filter((e) => e._tag !== "Book")
-      return own.length > 0 ? PubSub.publishAll(events, own) : Effect.void
-    }
+    /** Publishes what an applied event reported to the subscribers. */
+    const publish = (reported: ReadonlyArray<VenueEvent>) =>
+      reported.length > 0 ? PubSub.publishAll(events, reported) : Effect.void
 
     /** The model's answer as the venue gives it: what it reported is published and comes with the order. */
     const answer = (result: Answer) =>
@@ -196,10 +198,11 @@ export const makeTapeVenue = (header: TapeHeader) =>
       subscribe: PubSub.subscribe(events),
       applyNow,
       publish,
-      view: (nativeId) => {
-        const book = books.get(nativeId)
-        if (book === undefined) return undefined
-        return { bestBid: book.bestBid(), bestAsk: book.bestAsk(), last: trades.get(nativeId)?.latest()?.price ?? null }
+      view: (marketId) => {
+        const parts = byMarketId.get(marketId)
+        if (parts === undefined) return undefined
+        const { book } = parts
+        return { bestBid: book.bestBid(), bestAsk: book.bestAsk(), last: parts.trades.latest()?.price ?? null }
       }
     }
     return venue

@@ -89,12 +89,11 @@ export const reaction = (background: number, trials: number, onDisk = false) =>
       return placeOrder(r)
     }
     const market = tape.header.markets[0]!.id
-    const nativeId = market.slice(market.indexOf(":") + 1)
     const tick = F.of("0.01")
     const samples: Array<number> = []
     const idle: Array<number> = []
     for (let i = 0; i < trials; i++) {
-      const view = venue.view(nativeId)!
+      const view = venue.view(market)!
       const bid = view.bestBid ?? F.of("0.5")
       const stop = F.sub(bid, tick)
       yield* engine.create(
