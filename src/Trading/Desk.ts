@@ -286,9 +286,7 @@ const makeDesk = (config: DeskConfig) =>
     const writeAhead = (order: Order, parent?: StoredParent) =>
       Effect.suspend(() => {
         memory.remember(order)
-        return journal.commit(
-          parent === undefined ? { orders: [stored(order)] } : { orders: [stored(order)], parents: [parent] }
-        )
+        return journal.commit({ orders: [stored(order)], parents: parent === undefined ? undefined : [parent] })
       })
 
     /** Removes an order written ahead that the venue never took, in one write with its `order.rejected`. */

@@ -135,7 +135,6 @@ export class Held {
       this.byClientId.set(head.account, head.clientOrderId, head.id)
     }
     if (!OPEN_STATUSES.has(head.status as OrderStatus)) return
-    this.uncount(head.id)
     this.parentsOpen.set(head.id, head.account)
     this.openCount.set(head.account, (this.openCount.get(head.account) ?? 0) + 1)
   }

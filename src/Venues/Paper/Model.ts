@@ -172,10 +172,10 @@ export const makeOrderModel = (options: ModelOptions) => {
     return out
   }
 
-  /** Better price first (a buy's higher, a sell's lower), then earlier: the order a counterparty meets them in. */
   /** Whether an own order on `side` at `price` is at `at` or better than it. */
   const reaches = (side: Side, price: F.Fixed, at: F.Fixed): boolean => (side === "buy" ? price >= at : price <= at)
 
+  /** Better price first (a buy's higher, a sell's lower), then earlier: the order a counterparty meets them in. */
   const byPriority = (rest: ReadonlyArray<OwnOrder>, side: Side): Array<OwnOrder> =>
     rest
       .filter((o) => o.side === side)
@@ -190,8 +190,12 @@ export const makeOrderModel = (options: ModelOptions) => {
   const crossings = (rest: ReadonlyArray<OwnOrder>, book: ModelBook, ts: number, out: Array<VenueEvent>) => {
     for (const side of ["buy", "sell"] as const) {
       const best = side === "buy" ? book.bestAsk() : book.bestBid()
-      if (best === null || !rest.some((o) => o.side === side && reaches(side, o.price, best))) continue
-      const crossed = byPriority(rest, side).filter((o) => (side === "buy" ? best <= o.price : best >= o.price))
+      if (best === null) continue
+      // Only the orders the book reaches are sorted (most books reach none).
+      const crossed = byPriority(
+        rest.filter((o) => o.side === side && reaches(side, o.price, best)),
+        side
+      )
       if (crossed.length === 0) continue
       const levels = book.levels(side === "buy" ? "ask" : "bid")
       let taken = F.ZERO
