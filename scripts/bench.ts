@@ -179,7 +179,7 @@ for (const f of historyFigures()) report(f)
 progress("sweeps")
 for (const f of await sweepFigures()) report(f)
 
-// 7. The server under load against a bare node:http server.
+// 7. The server under load against a bare node:http server and the same route on a minimal HttpApi server.
 progress("server under autocannon")
 for (const f of await serverFigures()) report(f)
 

@@ -1,7 +1,8 @@
 /**
  * The server: `POST /trading/orders` (a plain limit on the sim venue) under autocannon at 50 connections over
- * loopback, against a bare `node:http` server answering a similar JSON body, both in child processes; and `/health`
- * while the largest twap the bounds allow works.
+ * loopback, against a bare `node:http` server answering a similar JSON body, and against the same route on a minimal
+ * `HttpApi` server (`minimal-server.ts`: the HTTP stack alone), all in child processes; and `/health` while the
+ * largest twap the bounds allow works.
  */
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -32,6 +33,26 @@ const waitFor = async (url: string, child: ChildProcess) => {
       if ((await fetch(url)).ok) return
     } catch {
       // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`no answer from ${url}`)
+}
+
+/** Waits until a POST to `url` answers 201 (a server with no `/health`). */
+const waitForPost = async (url: string, headers: Record<string, string>, body: string, child: ChildProcess) => {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
+    try {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body
+      })
+      if (response.status === 201) return
+      throw new Error(`${url} answered ${response.status}: ${await response.text()}`)
+    } catch (e) {
+      if (e instanceof Error && e.message.startsWith(url)) throw e
     }
     await new Promise((r) => setTimeout(r, 100))
   }
@@ -197,9 +218,22 @@ export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
       }
     }
 
-    // Warm-ups, then the runs: the bare server first, so neither run follows the other's warm-up.
+    const minimalPort = await freePort()
+    const minimal = spawn(
+      process.execPath,
+      ["bin/run-ts.js", "scripts/bench/minimal-server.ts", String(minimalPort), token],
+      { stdio: ["ignore", "ignore", "inherit"] }
+    )
+    children.push(minimal)
+    const minimalUrl = `http://127.0.0.1:${minimalPort}/trading/orders`
+    await waitForPost(minimalUrl, auth, body, minimal)
+
+    // Warm-ups, then the runs: the bare server first, so no run follows another's warm-up.
     await load(bareUrl, {}, body, 2)
     const baseline = await load(bareUrl, {}, body, SECONDS)
+    await load(minimalUrl, auth, body, 2)
+    const stack = await load(minimalUrl, auth, body, SECONDS)
+    minimal.kill("SIGTERM")
     await load(`${base}/trading/orders`, auth, body, 3)
     const run = await load(`${base}/trading/orders`, auth, body, SECONDS)
     if (run.non2xx + run.errors > 0) {
@@ -220,7 +254,21 @@ export const serverFigures = async (): Promise<ReadonlyArray<Figure>> => {
         p99_ms: run.p99,
         non_2xx: run.non2xx,
         errors: run.non2xx + run.errors,
-        baseline_errors: baseline.non2xx + baseline.errors
+        baseline_errors: baseline.non2xx + baseline.errors,
+        http_stack_orders_per_s: stack.perS,
+        ratio_to_http_stack: ratio(run.perS, stack.perS)
+      },
+      {
+        name: "server.http_stack_orders_per_s",
+        value: stack.perS,
+        unit: "orders/s",
+        baseline: baseline.perS,
+        ratio: ratio(stack.perS, baseline.perS),
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        p50_ms: stack.p50,
+        p99_ms: stack.p99,
+        errors: stack.non2xx + stack.errors
       },
       {
         name: "server.latency_p50_ms",
