@@ -171,6 +171,16 @@ export const makeOrderModel = (options: ModelOptions) => {
     }
     return out
   }
+  /** Whether an own order rests on the market (dropping the ones met before it that no longer do). */
+  const anyLive = (nativeId: string): boolean => {
+    const set = resting.get(nativeId)
+    if (set === undefined) return false
+    for (const o of set) {
+      if (o.status === "open") return true
+      set.delete(o)
+    }
+    return false
+  }
 
   /** Whether an own order on `side` at `price` is at `at` or better than it. */
   const reaches = (side: Side, price: F.Fixed, at: F.Fixed): boolean => (side === "buy" ? price >= at : price <= at)
@@ -228,8 +238,6 @@ export const makeOrderModel = (options: ModelOptions) => {
     ts: number,
     out: Array<VenueEvent>
   ) => {
-    // Most prints reach no own order: nothing to sort then.
-    if (!rest.some((o) => o.side === side && reaches(side, o.price, price))) return
     let left = amount
     const level: Array<OwnOrder> = []
     for (const o of byPriority(rest, side)) {
@@ -266,8 +274,8 @@ export const makeOrderModel = (options: ModelOptions) => {
     /** Every open order, in the order they were placed. */
     open: (): ReadonlyArray<OwnOrder> => [...orders.values()].filter((o) => o.status === "open"),
     /** The markets where own orders rest now. */
-    restingMarkets: (): ReadonlyArray<string> => [...resting.keys()].filter((m) => live(m).length > 0),
-    hasResting: (nativeId: string): boolean => live(nativeId).length > 0,
+    restingMarkets: (): ReadonlyArray<string> => [...resting.keys()].filter(anyLive),
+    hasResting: anyLive,
 
     /**
      * A book changed. `touched` names the one level a change touched (the others are as they were, and no order is
@@ -283,15 +291,29 @@ export const makeOrderModel = (options: ModelOptions) => {
       readAt?: number
     ): Array<VenueEvent> => {
       const out: Array<VenueEvent> = []
-      const all = live(nativeId)
-      // A book read before an order took its place says nothing of that order's queue.
-      const rest = readAt === undefined ? all : all.filter((o) => o.queuedAt <= readAt)
-      if (rest.length === 0) return out
-      for (const o of rest) {
-        if (touched !== undefined && (o.side !== touched.side || o.price !== touched.price)) continue
-        const shown = book.sizeAt(restingSide(o.side), o.price)
-        if (shown < o.ahead) o.ahead = shown
+      const set = resting.get(nativeId)
+      if (set === undefined || set.size === 0) return out
+      // One pass, with no list made: most changes reach no own order, and only then are the orders gathered.
+      const bestAsk = book.bestAsk()
+      const bestBid = book.bestBid()
+      let reached = false
+      for (const o of set) {
+        if (o.status !== "open") {
+          set.delete(o)
+          continue
+        }
+        // A book read before an order took its place says nothing of that order's queue.
+        if (readAt !== undefined && o.queuedAt > readAt) continue
+        if (touched === undefined || (o.side === touched.side && o.price === touched.price)) {
+          const shown = book.sizeAt(restingSide(o.side), o.price)
+          if (shown < o.ahead) o.ahead = shown
+        }
+        const best = o.side === "buy" ? bestAsk : bestBid
+        if (best !== null && reaches(o.side, o.price, best)) reached = true
       }
+      if (!reached) return out
+      const rest: Array<OwnOrder> = []
+      for (const o of set) if (readAt === undefined || o.queuedAt <= readAt) rest.push(o)
       crossings(rest, book, ts, out)
       return out
     },
@@ -299,7 +321,18 @@ export const makeOrderModel = (options: ModelOptions) => {
     /** A public trade printed: it fills the own orders it reaches in their queue. */
     traded: (nativeId: string, price: F.Fixed, amount: F.Fixed, takerSide: Side, ts: number): Array<VenueEvent> => {
       const out: Array<VenueEvent> = []
-      shareTrade(live(nativeId), takerSide === "sell" ? "buy" : "sell", price, amount, ts, out)
+      const side = takerSide === "sell" ? "buy" : "sell"
+      const set = resting.get(nativeId)
+      if (set === undefined) return out
+      // Most prints reach no own order: the orders are gathered only when one is reached.
+      let reached = false
+      for (const o of set) {
+        if (o.status === "open" && o.side === side && reaches(side, o.price, price)) {
+          reached = true
+          break
+        }
+      }
+      if (reached) shareTrade(live(nativeId), side, price, amount, ts, out)
       return out
     },
 
