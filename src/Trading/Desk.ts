@@ -205,6 +205,9 @@ const makeDesk = (config: DeskConfig) =>
           : Effect.succeed(handle)
       })
 
+    /** The record as stored: the order, with the digest of its request when it has one (no copy when not). */
+    const withDigest = (order: Order, digest: string | undefined) =>
+      digest === undefined ? order : { ...order, digest }
     const stored = (order: Order): StoredOrder => ({
       id: order.id,
       account: accountId(order.account),
@@ -217,7 +220,7 @@ const makeDesk = (config: DeskConfig) =>
       createdAt: order.createdAt,
       updatedAt: order.updatedAt,
       venueOrderId: order.venueOrderId,
-      record: { ...order, digest: memory.digestOf(order.id) }
+      record: withDigest(order, memory.digestOf(order.id))
     })
 
     /**

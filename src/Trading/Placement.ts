@@ -111,9 +111,12 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
     return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
   }
   const trading = yield* d.tradingOf(input.account)
-  // What the client asked for; the parent's state that rides along is not part of the request.
+  // What the client asked for, for a retry of its client id to be told apart from another order under the same id
+  // (the parent's state that rides along is not part of the request). Nothing is hashed for an order sent without a
+  // client id (its client id is its own id: there is none to retry by), nor for a parent's child (no client sent
+  // it: a request naming its client id is another order, and is refused as one).
   const { parentState: _state, ...asked } = input
-  const digest = requestDigest(asked)
+  const digest = input.clientOrderId === undefined || input.parentId !== undefined ? undefined : requestDigest(asked)
   if (input.clientOrderId !== undefined) {
     const existing = yield* d.findByClientId(input.account, input.clientOrderId)
     if (existing !== undefined) {

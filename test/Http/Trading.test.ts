@@ -239,6 +239,44 @@ describe("plain orders on the sim venue", () => {
       })
     )
 
+    it.effect(
+      "a parent's child is nobody's request: its client_order_id, even with the child's very body, is a 400",
+      () =>
+        Effect.gen(function* () {
+          const token = yield* OwnerToken
+          const { id, book } = yield* aMarket(4)
+          const iceberg = (yield* request("POST", "/trading/orders", {
+            token,
+            json: {
+              market_id: id,
+              side: "sell",
+              type: "iceberg",
+              amount: "6",
+              price: price(cents(book.best_ask) + 5),
+              params: { display: "2" }
+            }
+          })).body
+          const children = yield* request("GET", `/trading/orders?parent_id=${iceberg.id}`, { token })
+          assert.strictEqual(children.body.count, 1, children.text)
+          const child = children.body.data[0]
+          const before = yield* simOrders
+          const reused = yield* request("POST", "/trading/orders", {
+            token,
+            json: {
+              market_id: child.market_id,
+              side: child.side,
+              type: child.type,
+              amount: child.amount,
+              price: child.price,
+              client_order_id: child.client_order_id
+            }
+          })
+          assertError(reused, 400, "validation_error")
+          assert.strictEqual(reused.body.error.details.errors[0].field, "client_order_id")
+          assert.strictEqual(yield* simOrders, before)
+        })
+    )
+
     it.effect("bad orders get the contract's errors and never reach the venue", () =>
       Effect.gen(function* () {
         const token = yield* OwnerToken
