@@ -6,6 +6,7 @@ import { replay } from "../sim/Replay.ts"
 import { formatTape, parseTape } from "../sim/Tape.ts"
 import { TapeBook } from "../sim/TapeBook.ts"
 import { type Figure, ratio, time } from "./bench/common.ts"
+import { deskFigures } from "./bench/desk.ts"
 import { benchTape, throughput } from "./bench/engine.ts"
 import { historyFigures } from "./bench/history.ts"
 import { largestParentFigures } from "./bench/largest.ts"
@@ -179,7 +180,11 @@ for (const f of historyFigures()) report(f)
 progress("sweeps")
 for (const f of await sweepFigures()) report(f)
 
-// 7. The server under load against a bare node:http server and the same route on a minimal HttpApi server.
+// 7. The desk alone: a plain order placed in process, one after another, on SQLite against the in-memory store.
+progress("desk placements")
+for (const f of await deskFigures()) report(f)
+
+// 7b. The server under load against a bare node:http server and the same route on a minimal HttpApi server.
 progress("server under autocannon")
 for (const f of await serverFigures()) report(f)
 
