@@ -114,6 +114,8 @@ export const makeOrderModel = (options: ModelOptions) => {
   /** Finished orders still kept, oldest first: a late cancel or a retry finds them; older ones are let go. */
   const finished = new Set<OwnOrder>()
   const finish = (o: OwnOrder) => {
+    resting.get(o.nativeId)?.delete(o)
+    unfile(o)
     finished.add(o)
     if (finished.size <= KEEP_FINISHED) return
     const oldest = finished.values().next().value!
@@ -160,6 +162,38 @@ export const makeOrderModel = (options: ModelOptions) => {
 
   /** Own orders per market in the order they were placed; ones no longer open are dropped as they are met. */
   const resting = new Map<string, Set<OwnOrder>>()
+  /**
+   * Per market, the own orders at each level of each side (ones no longer open are dropped as they are met), so a
+   * change of one level looks at the orders there only; and bounds on the open own prices (the highest buy, the lowest
+   * sell), which only a placement or an amend widens: an order that ends leaves them wider than they need be, never
+   * narrower, so a book that stays inside them reaches no own order, and the scan that finds one outside narrows them.
+   */
+  type Index = {
+    readonly buy: Map<F.Fixed, Set<OwnOrder>>
+    readonly sell: Map<F.Fixed, Set<OwnOrder>>
+    highestBuy: F.Fixed | null
+    lowestSell: F.Fixed | null
+  }
+  const indexes = new Map<string, Index>()
+  const file = (o: OwnOrder) => {
+    let index = indexes.get(o.nativeId)
+    if (index === undefined) {
+      indexes.set(o.nativeId, (index = { buy: new Map(), sell: new Map(), highestBuy: null, lowestSell: null }))
+    }
+    const levels = index[o.side]
+    let level = levels.get(o.price)
+    if (level === undefined) levels.set(o.price, (level = new Set()))
+    level.add(o)
+    if (o.side === "buy") index.highestBuy = index.highestBuy === null ? o.price : F.max(index.highestBuy, o.price)
+    else index.lowestSell = index.lowestSell === null ? o.price : F.min(index.lowestSell, o.price)
+  }
+  const unfile = (o: OwnOrder) => {
+    const levels = indexes.get(o.nativeId)?.[o.side]
+    const level = levels?.get(o.price)
+    if (level === undefined) return
+    level.delete(o)
+    if (level.size === 0) levels!.delete(o.price)
+  }
   const NONE: ReadonlyArray<OwnOrder> = []
   const live = (nativeId: string): ReadonlyArray<OwnOrder> => {
     const set = resting.get(nativeId)
@@ -291,17 +325,43 @@ export const makeOrderModel = (options: ModelOptions) => {
       readAt?: number
     ): Array<VenueEvent> => {
       const out: Array<VenueEvent> = []
-      const set = resting.get(nativeId)
-      if (set === undefined || set.size === 0) return out
-      // One pass, with no list made: most changes reach no own order, and only then are the orders gathered.
+      const index = indexes.get(nativeId)
+      if (index === undefined) return out
       const bestAsk = book.bestAsk()
       const bestBid = book.bestBid()
+      if (touched !== undefined && readAt === undefined) {
+        // One level changed: only the orders queued there can move up; and a book inside the bounds crosses none.
+        const level = index[touched.side].get(touched.price)
+        if (level !== undefined) {
+          for (const o of level) {
+            if (o.status !== "open") {
+              level.delete(o)
+              continue
+            }
+            const shown = book.sizeAt(restingSide(o.side), o.price)
+            if (shown < o.ahead) o.ahead = shown
+          }
+          if (level.size === 0) index[touched.side].delete(touched.price)
+        }
+        const mayReach =
+          (bestAsk !== null && index.highestBuy !== null && bestAsk <= index.highestBuy) ||
+          (bestBid !== null && index.lowestSell !== null && bestBid >= index.lowestSell)
+        if (!mayReach) return out
+      }
+      const set = resting.get(nativeId)
+      if (set === undefined || set.size === 0) return out
+      // One pass, with no list made: most changes reach no own order, and only then are the orders gathered. The
+      // bounds are made exact on the way.
+      let highestBuy: F.Fixed | null = null
+      let lowestSell: F.Fixed | null = null
       let reached = false
       for (const o of set) {
         if (o.status !== "open") {
           set.delete(o)
           continue
         }
+        if (o.side === "buy") highestBuy = highestBuy === null ? o.price : F.max(highestBuy, o.price)
+        else lowestSell = lowestSell === null ? o.price : F.min(lowestSell, o.price)
         // A book read before an order took its place says nothing of that order's queue.
         if (readAt !== undefined && o.queuedAt > readAt) continue
         if (touched === undefined || (o.side === touched.side && o.price === touched.price)) {
@@ -311,6 +371,8 @@ export const makeOrderModel = (options: ModelOptions) => {
         const best = o.side === "buy" ? bestAsk : bestBid
         if (best !== null && reaches(o.side, o.price, best)) reached = true
       }
+      index.highestBuy = highestBuy
+      index.lowestSell = lowestSell
       if (!reached) return out
       const rest: Array<OwnOrder> = []
       for (const o of set) if (readAt === undefined || o.queuedAt <= readAt) rest.push(o)
@@ -323,8 +385,12 @@ export const makeOrderModel = (options: ModelOptions) => {
       const out: Array<VenueEvent> = []
       const side = takerSide === "sell" ? "buy" : "sell"
       const set = resting.get(nativeId)
-      if (set === undefined) return out
-      // Most prints reach no own order: the orders are gathered only when one is reached.
+      const index = indexes.get(nativeId)
+      if (set === undefined || index === undefined) return out
+      // Most prints reach no own order: none when the price is outside the bounds, and the orders are gathered only
+      // when one is reached.
+      const bound = side === "buy" ? index.highestBuy : index.lowestSell
+      if (bound === null || !reaches(side, bound, price)) return out
       let reached = false
       for (const o of set) {
         if (o.status === "open" && o.side === side && reaches(side, o.price, price)) {
@@ -381,6 +447,7 @@ export const makeOrderModel = (options: ModelOptions) => {
       let set = resting.get(o.nativeId)
       if (set === undefined) resting.set(o.nativeId, (set = new Set()))
       set.add(o)
+      file(o)
       const out: Array<VenueEvent> = []
       for (const [p, s] of crossing) {
         const left = F.sub(o.amount, o.filled)
@@ -426,11 +493,13 @@ export const makeOrderModel = (options: ModelOptions) => {
       const keeps = price === o.price && amount <= o.amount
       o.amount = amount
       if (!keeps) {
+        unfile(o)
         o.price = price
         o.ahead = book.sizeAt(restingSide(o.side), price)
         o.queuedAt = now
         const set = resting.get(o.nativeId)
         if (set !== undefined && set.delete(o)) set.add(o)
+        file(o)
       }
       o.queuePriorityPreserved = keeps
       o.updatedAt = now
