@@ -197,14 +197,16 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
   if (halt !== undefined) {
     return yield* refuse("kill_switch", `trading is halted (${halt.scope}): ${halt.reason}`)
   }
-  const book = yield* d.bookOf(input.marketId)
   const openOrders = d.memory.openOrders(input.account)
   const rules = d.rules()
+  // The mark is only the price collar's: the book is read for it when the collar is set (a venue that does not
+  // stream the market answers a book read with a request of its own).
+  const mark = rules.price_collar === null ? null : d.markOf(input.marketId, yield* d.bookOf(input.marketId)).mark
   const refusal = checkRisk(rules, {
     side: input.side,
     price,
     amount,
-    mark: d.markOf(input.marketId, book).mark,
+    mark,
     openOrders,
     position: position.contracts,
     ordersLastMinute: d.rate.lastMinute(now),

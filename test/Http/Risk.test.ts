@@ -135,6 +135,27 @@ describe("risk rules", () => {
     )
   }
 
+  it.effect("price_collar with no fair value set measures from the book's mid", () =>
+    Effect.gen(function* () {
+      const token = yield* OwnerToken
+      const m = yield* market
+      const put = yield* request("PUT", "/trading/risk", { token, json: { ...NO_LIMITS, price_collar: "0.05" } })
+      assert.strictEqual(put.status, 200, put.text)
+      const order = (cents: number) =>
+        request("POST", "/trading/orders", {
+          token,
+          json: { market_id: m.id, side: "buy", type: "limit", amount: "1", price: price(cents) }
+        })
+      // The mid is half way between the bid and the ask: the bid is within five cents of it, ten under it is not.
+      assert.isAtMost(m.ask - m.bid, 10)
+      const passed = yield* order(m.bid)
+      assert.strictEqual(passed.status, 201, passed.text)
+      const before = yield* venueOrders
+      assertRefused(yield* order(m.bid - 10), "price_collar")
+      assert.strictEqual(yield* venueOrders, before)
+    }).pipe(Effect.provide(testServer()))
+  )
+
   it.effect("the rules are versioned; a rule set off its schema is 422", () =>
     Effect.gen(function* () {
       const token = yield* OwnerToken

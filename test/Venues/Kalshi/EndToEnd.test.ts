@@ -156,6 +156,11 @@ describe("Kalshi end to end", () => {
         const resting = yield* place({ side: "buy", type: "limit", amount: "4", price: "0.30" })
         assert.strictEqual(resting.status, 201, resting.text)
         assert.strictEqual(resting.body.status, "open")
+        // With no price collar set, placing reads no book: no request beyond the order's own
+        assert.deepStrictEqual(
+          x.requests.filter((r) => /orderbook/.test(r.path)).map((r) => r.path),
+          []
+        )
         const onVenue = x.orders.find((o) => o.client_order_id === resting.body.id)!
         assert.strictEqual(onVenue.side, "bid")
 

@@ -123,6 +123,11 @@ describe("Polymarket end to end", () => {
         const resting = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
         assert.strictEqual(resting.status, 201, resting.text)
         assert.strictEqual(resting.body.status, "open")
+        // With no price collar set, placing reads no book: no request beyond the order's own
+        assert.deepStrictEqual(
+          x.calls.filter((c) => c === "GET /book"),
+          []
+        )
         const onVenue = x.orders[0]!
         assert.deepStrictEqual([onVenue.tokenId, onVenue.side, onVenue.status], [YES_TOKEN, "BUY", "LIVE"])
 
