@@ -169,7 +169,10 @@ export const makeKalshiVenue = (
     })
     const trading = config.credentials !== undefined
     const events = yield* PubSub.unbounded<VenueEvent>()
-    const catalog = yield* Ref.make<{ at: number; markets: ReadonlyArray<Market> } | undefined>(undefined)
+    /** The catalog of open markets as last read, and the same by ticker (a placement looks its market up there). */
+    const catalog = yield* Ref.make<
+      { at: number; markets: ReadonlyArray<Market>; byTicker: ReadonlyMap<string, Market> } | undefined
+    >(undefined)
     const known = new Map<string, W.KMarket>()
     /** What we know of each order: its market (cancel and amend need it) and its last state. */
     const orders = new Map<string, VenueOrder>()
@@ -200,7 +203,7 @@ export const makeKalshiVenue = (
       const cached = yield* Ref.get(catalog)
       if (cached !== undefined && t - cached.at < config.catalogTtlMs) return cached.markets
       const read = yield* readCatalog
-      yield* Ref.set(catalog, { at: t, markets: read })
+      yield* Ref.set(catalog, { at: t, markets: read, byTicker: new Map(read.map((m) => [m.nativeId, m])) })
       return read
     })
 
@@ -223,7 +226,7 @@ export const makeKalshiVenue = (
       Effect.gen(function* () {
         const k = yield* kMarket(ticker)
         if (k === undefined) return undefined
-        const cached = (yield* Ref.get(catalog))?.markets.find((m) => m.nativeId === ticker)
+        const cached = (yield* Ref.get(catalog))?.byTicker.get(ticker)
         return cached ?? W.toMarket(k)
       })
 
