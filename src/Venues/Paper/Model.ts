@@ -160,10 +160,10 @@ export const makeOrderModel = (options: ModelOptions) => {
     }
   }
 
-  /** Own orders per market in the order they were placed; ones no longer open are dropped as they are met. */
+  /** Own orders per market in the order they were placed; an order that ends leaves it (`finish`). */
   const resting = new Map<string, Set<OwnOrder>>()
   /**
-   * Per market, the own orders at each level of each side (ones no longer open are dropped as they are met), so a
+   * Per market, the own orders at each level of each side (an order that ends leaves them too), so a
    * change of one level looks at the orders there only; and bounds on the open own prices (the highest buy, the lowest
    * sell), which only a placement or an amend widens: an order that ends leaves them wider than they need be, never
    * narrower, so a book that stays inside them reaches no own order, and the scan that finds one outside narrows them.
