@@ -6,7 +6,7 @@ import { Context, Effect, Layer, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { performance } from "node:perf_hooks"
+import { performance, PerformanceObserver } from "node:perf_hooks"
 import { DiscreteClock } from "../../sim/DiscreteClock.ts"
 import { makeTapeVenue } from "../../sim/TapeVenue.ts"
 import { serverServices } from "../../src/Stack.ts"
@@ -91,7 +91,14 @@ export const reaction = (background: number, trials: number, onDisk = false) =>
     const market = tape.header.markets[0]!.id
     const tick = F.of("0.01")
     const samples: Array<number> = []
+    /** Each sample's window, to tell afterwards which of them a garbage collection fell into. */
+    const windows: Array<readonly [number, number]> = []
     const idle: Array<number> = []
+    const collections: Array<readonly [number, number]> = []
+    const observer = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) collections.push([e.startTime, e.startTime + e.duration])
+    })
+    observer.observe({ entryTypes: ["gc"] })
     for (let i = 0; i < trials; i++) {
       const view = venue.view(market)!
       const bid = view.bestBid ?? F.of("0.5")
@@ -118,16 +125,33 @@ export const reaction = (background: number, trials: number, onDisk = false) =>
       start = performance.now()
       const work = engine.marketView(market, { ...view, bestBid: stop })
       if (work !== null) yield* work
-      if (placedAt > 0) samples.push(placedAt - start)
+      if (placedAt > 0) {
+        samples.push(placedAt - start)
+        windows.push([start, placedAt])
+      }
     }
     yield* Scope.close(scope, Effect.void as never)
-    const sorted = samples.slice(trials / 10).sort((a, b) => a - b)
+    // Entries reach the observer after the turn that made them.
+    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+    for (const e of observer.takeRecords()) collections.push([e.startTime, e.startTime + e.duration])
+    observer.disconnect()
+    const from = Math.floor(samples.length / 10)
+    const sorted = samples.slice(from).sort((a, b) => a - b)
     const idleSorted = idle.slice(trials / 10).sort((a, b) => a - b)
+    // The samples no collection fell into: what the tail is without garbage collection.
+    const overlaps = ([start, end]: readonly [number, number]) =>
+      collections.some(([gcStart, gcEnd]) => gcStart < end && gcEnd > start)
+    const clean = samples
+      .slice(from)
+      .filter((_, i) => !overlaps(windows[from + i]!))
+      .sort((a, b) => a - b)
     return {
       fired: samples.length,
       p50: percentile(sorted, 0.5) * 1000,
       p99: percentile(sorted, 0.99) * 1000,
-      idleP50: percentile(idleSorted, 0.5) * 1000
+      idleP50: percentile(idleSorted, 0.5) * 1000,
+      withGc: sorted.length - clean.length,
+      p99WithoutGc: percentile(clean, 0.99) * 1000
     }
   })
 
@@ -219,6 +243,11 @@ export const parentFigures = async (): Promise<ReadonlyArray<Figure>> => {
       store: "memory (the simulator's)",
       sqlite_p50_us: Number(disk.p50.toFixed(1)),
       sqlite_p99_us: Number(disk.p99.toFixed(1)),
+      // The samples a garbage collection fell into, and the p99 of the others.
+      samples_with_gc: r.withGc,
+      p99_without_gc_us: Number(r.p99WithoutGc.toFixed(1)),
+      sqlite_samples_with_gc: disk.withGc,
+      sqlite_p99_without_gc_us: Number(disk.p99WithoutGc.toFixed(1)),
       fired: r.fired,
       background_parents: 10_000
     },
