@@ -234,14 +234,20 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             }
           }
           for (const order of batch.orders ?? []) {
-            if (order.parentId !== null && !orders.has(order.id)) {
-              const kids = byParent.get(order.parentId)
-              if (kids === undefined) byParent.set(order.parentId, [order.id])
-              else kids.push(order.id)
+            const before = orders.get(order.id)
+            // An order's account, client id and parent never change: they are filed when it is first stored.
+            if (before === undefined) {
+              if (order.parentId !== null) {
+                const kids = byParent.get(order.parentId)
+                if (kids === undefined) byParent.set(order.parentId, [order.id])
+                else kids.push(order.id)
+              }
+              byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
             }
             orders.set(order.id, order)
-            byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
-            if (order.venueOrderId != null) byVenueOrderId.set(`${order.venue}\u0000${order.venueOrderId}`, order.id)
+            if (order.venueOrderId != null && order.venueOrderId !== before?.venueOrderId) {
+              byVenueOrderId.set(`${order.venue}\u0000${order.venueOrderId}`, order.id)
+            }
           }
           for (const parent of batch.parents ?? []) parents.set(parent.id, parent)
           for (const setting of batch.settings ?? []) settings.set(setting.key, setting.value)
