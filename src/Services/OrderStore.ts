@@ -161,6 +161,12 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
   {
     /** Writes a batch in one transaction; its entries get the next seqs, in order. */
     readonly write: (batch: Batch) => Effect.Effect<ReadonlyArray<JournalEvent>>
+    /**
+     * The same, done before it returns, when this store can write synchronously now (in memory; SQLite on a file once
+     * the last seq is known); `undefined` when it cannot and `write` is the way. A write that fails throws, as `write`
+     * dies.
+     */
+    readonly writeNow: (batch: Batch) => ReadonlyArray<JournalEvent> | undefined
     /** Events after `after` in seq order, at most `limit`; only those of `kind` when given. */
     readonly eventsAfter: (after: number, limit: number, kind?: string) => Effect.Effect<ReadonlyArray<JournalEvent>>
     readonly lastSeq: Effect.Effect<number>
@@ -220,51 +226,52 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     const positions = new Map<string, StoredPosition>()
     const balances = new Map<string, StoredBalance>()
     const buckets = new Map<number, StoredBucket>()
+    const writeNow = (batch: Batch): ReadonlyArray<JournalEvent> => {
+      for (const id of batch.removeOrders ?? []) {
+        const order = orders.get(id)
+        if (order === undefined) continue
+        orders.delete(id)
+        byClientId.delete(`${order.account}\u0000${order.clientOrderId}`)
+        if (order.parentId !== null) {
+          const kids = byParent.get(order.parentId)?.filter((k) => k !== id)
+          if (kids !== undefined) byParent.set(order.parentId, kids)
+        }
+      }
+      for (const order of batch.orders ?? []) {
+        const before = orders.get(order.id)
+        // An order's account, client id and parent never change: they are filed when it is first stored.
+        if (before === undefined) {
+          if (order.parentId !== null) {
+            const kids = byParent.get(order.parentId)
+            if (kids === undefined) byParent.set(order.parentId, [order.id])
+            else kids.push(order.id)
+          }
+          byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
+        }
+        orders.set(order.id, order)
+        if (order.venueOrderId != null && order.venueOrderId !== before?.venueOrderId) {
+          byVenueOrderId.set(`${order.venue}\u0000${order.venueOrderId}`, order.id)
+        }
+      }
+      for (const parent of batch.parents ?? []) parents.set(parent.id, parent)
+      for (const setting of batch.settings ?? []) settings.set(setting.key, setting.value)
+      for (const bucket of batch.buckets ?? []) buckets.set(bucket.num, bucket)
+      const events = (batch.entries ?? []).map((entry) => {
+        const event = { ...entry, seq: journal.length + 1 }
+        journal.push(event)
+        return event
+      })
+      for (const { fill, entry } of batch.fills ?? []) {
+        fills.push({ ...fill, seq: events[entry]!.seq })
+        fillIds.add(fill.id)
+      }
+      for (const p of batch.positions ?? []) positions.set(`${p.account}\u0000${p.marketId}`, p)
+      for (const b of batch.balances ?? []) balances.set(b.account, b)
+      return events
+    }
     return {
-      write: (batch) =>
-        Effect.sync(() => {
-          for (const id of batch.removeOrders ?? []) {
-            const order = orders.get(id)
-            if (order === undefined) continue
-            orders.delete(id)
-            byClientId.delete(`${order.account}\u0000${order.clientOrderId}`)
-            if (order.parentId !== null) {
-              const kids = byParent.get(order.parentId)?.filter((k) => k !== id)
-              if (kids !== undefined) byParent.set(order.parentId, kids)
-            }
-          }
-          for (const order of batch.orders ?? []) {
-            const before = orders.get(order.id)
-            // An order's account, client id and parent never change: they are filed when it is first stored.
-            if (before === undefined) {
-              if (order.parentId !== null) {
-                const kids = byParent.get(order.parentId)
-                if (kids === undefined) byParent.set(order.parentId, [order.id])
-                else kids.push(order.id)
-              }
-              byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
-            }
-            orders.set(order.id, order)
-            if (order.venueOrderId != null && order.venueOrderId !== before?.venueOrderId) {
-              byVenueOrderId.set(`${order.venue}\u0000${order.venueOrderId}`, order.id)
-            }
-          }
-          for (const parent of batch.parents ?? []) parents.set(parent.id, parent)
-          for (const setting of batch.settings ?? []) settings.set(setting.key, setting.value)
-          for (const bucket of batch.buckets ?? []) buckets.set(bucket.num, bucket)
-          const events = (batch.entries ?? []).map((entry) => {
-            const event = { ...entry, seq: journal.length + 1 }
-            journal.push(event)
-            return event
-          })
-          for (const { fill, entry } of batch.fills ?? []) {
-            fills.push({ ...fill, seq: events[entry]!.seq })
-            fillIds.add(fill.id)
-          }
-          for (const p of batch.positions ?? []) positions.set(`${p.account}\u0000${p.marketId}`, p)
-          for (const b of batch.balances ?? []) balances.set(b.account, b)
-          return events
-        }),
+      write: (batch) => Effect.sync(() => writeNow(batch)),
+      writeNow,
       eventsAfter: (after, limit, kind) =>
         Effect.sync(() =>
           kind === undefined
@@ -433,6 +440,23 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         updatedAt: row["updated_at"] as number
       })
       return {
+        writeNow: (batch: Batch) => {
+          // On the writer's own connection, once the last seq is known (or nothing takes one).
+          if (writer._tag === "None" || (journalSeq === null && (batch.entries ?? []).length > 0)) return undefined
+          if ((batch.entries ?? []).length === 0 && (batch.fills ?? []).length > 0) {
+            throw new Error("a fill is written with its fill.new event")
+          }
+          const { statements, events, seq } = statementsOf(batch, journalSeq ?? 0)
+          try {
+            writer.value.write(statements)
+          } catch (e) {
+            // A transaction that did not commit leaves the last seq to be read again.
+            journalSeq = null
+            throw e
+          }
+          if (events.length > 0) journalSeq = seq
+          return events
+        },
         write: Effect.fnUntraced(
           function* (batch: Batch) {
             if ((batch.entries ?? []).length === 0 && (batch.fills ?? []).length > 0) {

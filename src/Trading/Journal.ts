@@ -128,11 +128,19 @@ export class Journal extends Context.Tag("crossbook/Journal")<
           Effect.flatMap(push(batch), (waiting) => Effect.zipRight(lead, Deferred.await(waiting.done)))
         /**
          * With no write under way and nothing queued, a batch is a group of one: it is written at once, with no
-         * waiter to answer. Batches queued while it writes are written after it by the same leader, as in `lead`.
+         * waiter to answer (synchronously when the store can). Batches queued while it writes are written after it by
+         * the same leader, as in `lead`.
          */
         const commit = (batch: Batch) =>
           Effect.suspend(() => {
             if (writing || queued.length > 0) return queue(batch)
+            // A store that can write synchronously does it here: nothing can queue meanwhile (a write that fails
+            // throws, and dies, as it would below).
+            const written = store.writeNow(batch)
+            if (written !== undefined) {
+              publish(written)
+              return Effect.succeed(written)
+            }
             writing = true
             countFills(batch, 1)
             return Effect.exit(store.write(batch)).pipe(

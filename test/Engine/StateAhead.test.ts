@@ -9,20 +9,25 @@ import { settle } from "./Support.ts"
 
 /** Every write the store takes, as it was when taken (states are copied: the engine keeps changing its own). */
 const writes: Array<{ orders: Array<{ id: string; status: string }>; parents: Array<Runtime> }> = []
+const record = (batch: Batch) =>
+  writes.push({
+    orders: (batch.orders ?? []).map((o) => ({ id: o.id, status: o.status })),
+    parents: (batch.parents ?? []).map((p) => JSON.parse(JSON.stringify(p.state)) as Runtime)
+  })
 const RecordingStore = Layer.effect(
   OrderStore,
   Effect.map(OrderStore, (store) => ({
     ...store,
     write: (batch: Batch) =>
       Effect.zipRight(
-        Effect.sync(() =>
-          writes.push({
-            orders: (batch.orders ?? []).map((o) => ({ id: o.id, status: o.status })),
-            parents: (batch.parents ?? []).map((p) => JSON.parse(JSON.stringify(p.state)) as Runtime)
-          })
-        ),
+        Effect.sync(() => record(batch)),
         store.write(batch)
-      )
+      ),
+    // The in-memory store always writes at once.
+    writeNow: (batch: Batch) => {
+      record(batch)
+      return store.writeNow(batch)
+    }
   }))
 ).pipe(Layer.provide(OrderStore.layerMemory))
 

@@ -16,7 +16,12 @@ const CountingStore = Layer.effect(
       Effect.zipRight(
         Effect.sync(() => void (counted.writes += batch.parents?.length ?? 0)),
         store.write(batch)
-      )
+      ),
+    // The in-memory store always writes at once.
+    writeNow: (batch: Parameters<typeof store.write>[0]) => {
+      counted.writes += batch.parents?.length ?? 0
+      return store.writeNow(batch)
+    }
   }))
 ).pipe(Layer.provide(OrderStore.layerMemory))
 
@@ -44,6 +49,8 @@ describe("the index of waiting stops", () => {
         )
       }
       const before = counted.writes
+      // The count sees every write: placing the 200 stops wrote each one's state.
+      assert.isAtLeast(before, 200)
       for (let i = 0; i < 30; i++) {
         yield* TestClock.adjust("1 second")
         yield* settle

@@ -125,6 +125,44 @@ for (const [name, layer] of Object.entries(layers)) {
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("writeNow stores what write would, in the same seqs, where the store can write at once", () =>
+      Effect.gen(function* () {
+        const store = yield* OrderStore
+        // From here on the store knows its last seq.
+        yield* store.write({ entries: [{ ts: 1, kind: "order.accepted", key: "o0", payload: null }] })
+        const now = store.writeNow({
+          orders: [order("o1", "open")],
+          entries: [{ ts: 2, kind: "order.accepted", key: "o1", payload: { n: 1 } }]
+        })
+        if (name === "sqlite") {
+          // An in-memory SQLite database has no writing connection of its own: `write` is the way.
+          assert.isUndefined(now)
+          return
+        }
+        assert.deepStrictEqual(
+          now!.map((e) => [e.seq, e.key]),
+          [[2, "o1"]]
+        )
+        assert.strictEqual((yield* store.getOrder("o1"))?.status, "open")
+        assert.deepStrictEqual((yield* store.eventsAfter(1, 10))[0]!.payload, { n: 1 })
+        if (name === "sqlite file") {
+          // A batch the database refuses throws and leaves nothing of itself; the seqs go on from the last stored.
+          assert.throws(() =>
+            store.writeNow({
+              orders: [order("o2", "open", "c-o1")],
+              entries: [{ ts: 3, kind: "order.accepted", key: "o2", payload: null }]
+            })
+          )
+          assert.isUndefined(yield* store.getOrder("o2"))
+        }
+        const next = yield* store.write({ entries: [{ ts: 4, kind: "order.canceled", key: "o1", payload: null }] })
+        assert.deepStrictEqual(
+          next.map((e) => e.seq),
+          [3]
+        )
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("a batch is stored whole or not at all", () =>
       Effect.gen(function* () {
         const store = yield* OrderStore

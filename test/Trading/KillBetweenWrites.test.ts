@@ -34,6 +34,19 @@ const dying = (alive: number, count: { n: number }) =>
               : (write as (...a: Array<unknown>) => Effect.Effect<unknown>)(...args)
           })
       }
+      // The synchronous write, where the store can do one: counted only when it wrote (else `write` comes next).
+      const writeNow = (inner as unknown as Record<string, unknown>)["writeNow"]
+      if (typeof writeNow === "function") {
+        out["writeNow"] = (batch: unknown) => {
+          if (count.n >= alive) {
+            count.n += 1
+            throw new Error("killed")
+          }
+          const written = (writeNow as (b: unknown) => unknown)(batch)
+          if (written !== undefined) count.n += 1
+          return written
+        }
+      }
       return out as unknown as Context.Tag.Service<OrderStore>
     })
   )

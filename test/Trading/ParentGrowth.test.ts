@@ -44,6 +44,14 @@ describe("a parent's save", () => {
             out["write"] = (batch: any) =>
               Effect.zipRight(see(batch.orders ?? [], batch.parents ?? []), methods["write"]!(batch))
           }
+          const writeNow = (inner as unknown as Record<string, (arg: any) => unknown>)["writeNow"]
+          if (writeNow !== undefined) {
+            out["writeNow"] = (batch: any) => {
+              const written = writeNow(batch)
+              if (written !== undefined) Effect.runSync(see(batch.orders ?? [], batch.parents ?? []))
+              return written
+            }
+          }
           if (methods["putOrder"] !== undefined) {
             out["putOrder"] = (o: any) => Effect.zipRight(see([o], []), methods["putOrder"]!(o))
           }
