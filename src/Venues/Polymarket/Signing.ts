@@ -2,6 +2,7 @@
 import { createHmac } from "node:crypto"
 import {
   type Address,
+  concat,
   encodeAbiParameters,
   getAddress,
   type Hex,
@@ -265,8 +266,15 @@ const orderTypedData = (x: Exchange, o: Order) =>
         message: v2Message(o)
       }
 
-/** The order's EIP-712 hash on this exchange (the id the CLOB gives it). */
-export const orderHash = (x: Exchange, o: Order): Hex => hashTypedData(orderTypedData(x, o) as never)
+/**
+ * The order's EIP-712 hash on this exchange (the id the CLOB gives it, and what its signature signs). A V2/V3 order's
+ * is put together from its struct hash and the exchange's domain separator (computed once per exchange), as EIP-712
+ * defines it; the signing vectors check it against the typed-data path, which a V1 order still takes.
+ */
+export const orderHash = (x: Exchange, o: Order): Hex =>
+  x.version === 1
+    ? hashTypedData(orderTypedData(x, o) as never)
+    : keccak256(concat(["0x1901", separatorOf(x), contentsHash(o)]))
 
 /** ERC-7739 `TypedDataSign` of a deposit wallet: the order nested in the wallet's own domain fields. */
 const typedDataSign = (x: Exchange, o: Order) => ({
@@ -292,6 +300,18 @@ const typedDataSign = (x: Exchange, o: Order) => ({
     salt: ZERO_BYTES32
   }
 })
+
+/** Each exchange's domain separator, by version, chain and address. */
+const separators = new Map<string, Hex>()
+const separatorOf = (x: Exchange): Hex => {
+  const key = `${x.version}:${x.chainId}:${x.address}`
+  let separator = separators.get(key)
+  if (separator === undefined) separators.set(key, (separator = domainSeparator(x)))
+  return separator
+}
+
+/** The V2 order's type hash. */
+const ORDER_V2_TYPE_HASH = keccak256(toHex(ORDER_V2_TYPE))
 
 const domainSeparator = (x: Exchange): Hex =>
   keccak256(
@@ -325,7 +345,7 @@ const contentsHash = (o: Order): Hex =>
         { type: "bytes32" }
       ],
       [
-        keccak256(toHex(ORDER_V2_TYPE)),
+        ORDER_V2_TYPE_HASH,
         o.salt,
         o.maker,
         o.signer,
@@ -346,11 +366,16 @@ const contentsHash = (o: Order): Hex =>
  * the ERC-7739 `TypedDataSign` and sends `signature ‖ domainSeparator ‖ contentsHash ‖ typeString ‖ uint16 length`.
  */
 export const signOrder = async (signer: LocalAccount, x: Exchange, o: Order): Promise<Hex> => {
-  if (o.signatureType !== 3) return signer.signTypedData(orderTypedData(x, o) as never)
+  if (o.signatureType !== 3) {
+    // The same digest the typed-data path signs, without building and checking the typed data again each time.
+    return x.version === 1 || signer.sign === undefined
+      ? signer.signTypedData(orderTypedData(x, o) as never)
+      : signer.sign({ hash: orderHash(x, o) })
+  }
   if (x.version === 1) throw new Error("deposit wallets sign only for exchange version 2 or later")
   const inner = await signer.signTypedData(typedDataSign(x, o))
   const length = ORDER_V2_TYPE.length.toString(16).padStart(4, "0")
-  return `0x${inner.slice(2)}${domainSeparator(x).slice(2)}${contentsHash(o).slice(2)}${toHex(ORDER_V2_TYPE).slice(2)}${length}`
+  return `0x${inner.slice(2)}${separatorOf(x).slice(2)}${contentsHash(o).slice(2)}${toHex(ORDER_V2_TYPE).slice(2)}${length}`
 }
 
 /** The externally owned address that signed an order (for a deposit wallet, the owner behind the wrapped signature). */
