@@ -439,42 +439,38 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         state: JSON.parse(row["state"] as string),
         updatedAt: row["updated_at"] as number
       })
+      /** On the writer's own connection, synchronously, once the last seq is known (or nothing takes one). */
+      const writeNow = (batch: Batch): ReadonlyArray<JournalEvent> | undefined => {
+        if ((batch.entries ?? []).length === 0 && (batch.fills ?? []).length > 0) {
+          throw new Error("a fill is written with its fill.new event")
+        }
+        if (writer._tag === "None" || (journalSeq === null && (batch.entries ?? []).length > 0)) return undefined
+        const { statements, events, seq } = statementsOf(batch, journalSeq ?? 0)
+        try {
+          writer.value.write(statements)
+        } catch (e) {
+          // A transaction that did not commit leaves the last seq to be read again.
+          journalSeq = null
+          throw e
+        }
+        if (events.length > 0) journalSeq = seq
+        return events
+      }
       return {
-        writeNow: (batch: Batch) => {
-          // On the writer's own connection, once the last seq is known (or nothing takes one).
-          if (writer._tag === "None" || (journalSeq === null && (batch.entries ?? []).length > 0)) return undefined
-          if ((batch.entries ?? []).length === 0 && (batch.fills ?? []).length > 0) {
-            throw new Error("a fill is written with its fill.new event")
-          }
-          const { statements, events, seq } = statementsOf(batch, journalSeq ?? 0)
-          try {
-            writer.value.write(statements)
-          } catch (e) {
-            // A transaction that did not commit leaves the last seq to be read again.
-            journalSeq = null
-            throw e
-          }
-          if (events.length > 0) journalSeq = seq
-          return events
-        },
+        writeNow,
         write: Effect.fnUntraced(
           function* (batch: Batch) {
-            if ((batch.entries ?? []).length === 0 && (batch.fills ?? []).length > 0) {
-              return yield* Effect.dieMessage("a fill is written with its fill.new event")
-            }
             if (journalSeq === null && (batch.entries ?? []).length > 0) {
               const rows = yield* sql<{ seq: number | null }>`SELECT MAX(seq) AS seq FROM journal`
               journalSeq = rows[0]?.seq ?? 0
             }
+            const written = writeNow(batch)
+            if (written !== undefined) return written
+            // No writing connection of its own (an in-memory database): the client's, in one transaction.
             const { statements, events, seq } = statementsOf(batch, journalSeq ?? 0)
-            if (writer._tag === "Some") {
-              const direct = writer.value
-              yield* Effect.try(() => direct.write(statements))
-            } else {
-              yield* sql.withTransaction(
-                Effect.forEach(statements, ([text, params]) => sql.unsafe(text, params), { discard: true })
-              )
-            }
+            yield* sql.withTransaction(
+              Effect.forEach(statements, ([text, params]) => sql.unsafe(text, params), { discard: true })
+            )
             if (events.length > 0) journalSeq = seq
             return events
           },
