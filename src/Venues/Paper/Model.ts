@@ -195,26 +195,12 @@ export const makeOrderModel = (options: ModelOptions) => {
     if (level.size === 0) levels!.delete(o.price)
   }
   const NONE: ReadonlyArray<OwnOrder> = []
+  /** The market's resting own orders, as a list of their own (what is done with them may end some). */
   const live = (nativeId: string): ReadonlyArray<OwnOrder> => {
     const set = resting.get(nativeId)
-    if (set === undefined || set.size === 0) return NONE
-    const out: Array<OwnOrder> = []
-    for (const o of set) {
-      if (o.status === "open") out.push(o)
-      else set.delete(o)
-    }
-    return out
+    return set === undefined || set.size === 0 ? NONE : [...set]
   }
-  /** Whether an own order rests on the market (dropping the ones met before it that no longer do). */
-  const anyLive = (nativeId: string): boolean => {
-    const set = resting.get(nativeId)
-    if (set === undefined) return false
-    for (const o of set) {
-      if (o.status === "open") return true
-      set.delete(o)
-    }
-    return false
-  }
+  const anyLive = (nativeId: string): boolean => (resting.get(nativeId)?.size ?? 0) > 0
 
   /** Whether an own order on `side` at `price` is at `at` or better than it. */
   const reaches = (side: Side, price: F.Fixed, at: F.Fixed): boolean => (side === "buy" ? price >= at : price <= at)
@@ -334,14 +320,9 @@ export const makeOrderModel = (options: ModelOptions) => {
         const level = index[touched.side].get(touched.price)
         if (level !== undefined) {
           for (const o of level) {
-            if (o.status !== "open") {
-              level.delete(o)
-              continue
-            }
             const shown = book.sizeAt(restingSide(o.side), o.price)
             if (shown < o.ahead) o.ahead = shown
           }
-          if (level.size === 0) index[touched.side].delete(touched.price)
         }
         const mayReach =
           (bestAsk !== null && index.highestBuy !== null && bestAsk <= index.highestBuy) ||
@@ -356,10 +337,6 @@ export const makeOrderModel = (options: ModelOptions) => {
       let lowestSell: F.Fixed | null = null
       let reached = false
       for (const o of set) {
-        if (o.status !== "open") {
-          set.delete(o)
-          continue
-        }
         if (o.side === "buy") highestBuy = highestBuy === null ? o.price : F.max(highestBuy, o.price)
         else lowestSell = lowestSell === null ? o.price : F.min(lowestSell, o.price)
         // A book read before an order took its place says nothing of that order's queue.
@@ -393,7 +370,7 @@ export const makeOrderModel = (options: ModelOptions) => {
       if (bound === null || !reaches(side, bound, price)) return out
       let reached = false
       for (const o of set) {
-        if (o.status === "open" && o.side === side && reaches(side, o.price, price)) {
+        if (o.side === side && reaches(side, o.price, price)) {
           reached = true
           break
         }
