@@ -100,6 +100,21 @@ export type Command =
 /** No item: one list for every empty one. */
 export const NONE: ReadonlyArray<never> = Object.freeze([])
 
+/**
+ * `list` with `item` put in at index `at`, as a new list. A loop, not `slice`/`concat`: on the frozen `NONE` (every new
+ * parent's lists) the built-ins take a slow path, several µs a call on a reaction's path.
+ */
+export const insertedAt = <A>(list: ReadonlyArray<A>, at: number, item: A): ReadonlyArray<A> => {
+  const out: Array<A> = []
+  for (let i = 0; i < at; i++) out.push(list[i]!)
+  out.push(item)
+  for (let i = at; i < list.length; i++) out.push(list[i]!)
+  return out
+}
+
+/** `list` with `item` at its end, as a new list (see `insertedAt`). */
+export const appended = <A>(list: ReadonlyArray<A>, item: A): ReadonlyArray<A> => insertedAt(list, list.length, item)
+
 /** The items of `list` that `keep` keeps, in a list of the exact length (`filter` leaves room to grow). */
 export const kept = <A>(list: ReadonlyArray<A>, keep: (a: A) => boolean): ReadonlyArray<A> => {
   let n = 0

@@ -2,7 +2,7 @@
 import { Clock, Effect, Queue } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
-import { type Command, kept, NONE } from "./Core.ts"
+import { appended, type Command, insertedAt, kept, NONE } from "./Core.ts"
 import { completeIfQuiet, drop, emit, liveChildren, persist, save, stateOf } from "./Parents.ts"
 import { type ChildRecord, childOf, type Driver, type Runtime } from "./Runtime.ts"
 import { dueAdded } from "./Wake.ts"
@@ -100,7 +100,7 @@ export const place: (
     const now = yield* Clock.currentTimeMillis
     child.retries += 1
     const at = now + RETRY_BASE_MS * 2 ** (child.retries - 1)
-    rt.timers = rt.timers.concat([{ timer: `retry:${spec.child}`, at }])
+    rt.timers = appended(rt.timers, { timer: `retry:${spec.child}`, at })
     dueAdded(d, at, rt)
     yield* persist(d, rt)
     yield* Queue.offer(d.wake, undefined)
@@ -128,7 +128,7 @@ export const admit = (rt: Runtime, commands: ReadonlyArray<Command>) => {
       while (at < rt.children.length && rt.children[at]!.spec.child < n) at++
       // `seen` from the start (unset until a fill counts): a field added later is kept outside the object.
       const child: ChildRecord = { spec: command.spec, orderId: null, status: "placing", retries: 0, seen: undefined }
-      rt.children = rt.children.slice(0, at).concat([child], rt.children.slice(at))
+      rt.children = insertedAt(rt.children, at, child)
     }
   }
 }
@@ -192,9 +192,10 @@ export const execute: (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>)
         }
         case "SetTimer":
           if (rt.ending === null) {
-            rt.timers = kept(rt.timers, (t) => t.timer !== command.timer).concat([
+            rt.timers = appended(
+              kept(rt.timers, (t) => t.timer !== command.timer),
               { timer: command.timer, at: command.at }
-            ])
+            )
             dueAdded(d, command.at, rt)
             yield* Queue.offer(d.wake, undefined)
           }
