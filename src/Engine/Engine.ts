@@ -7,6 +7,7 @@ import { OrderStore } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { Desk } from "../Trading/Desk.ts"
 import { Journal } from "../Trading/Journal.ts"
+import { makeLock } from "../Trading/Lock.ts"
 import { type MarketView, NONE } from "./Core.ts"
 import * as Bucket from "./Bucket.ts"
 import { expireDue, feed, feedQuotes, feedView, onChildUpdate, onMarket, timersDue } from "./Inputs.ts"
@@ -98,8 +99,7 @@ const sharedEmpty = <A>(o: A): A => {
 const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
   Effect.gen(function* () {
     const desk = yield* Desk
-    const lock = yield* Effect.makeSemaphore(1)
-    const serialized = lock.withPermits(1)
+    const serialized = makeLock()
     const wake = yield* Queue.sliding<void>(1)
     const d: Driver = {
       registry: { ...registry, bucket: BUCKET_KIND },

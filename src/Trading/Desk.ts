@@ -18,6 +18,7 @@ import {
 import { Held, OPEN_STATUSES, type ParentHolder } from "./Held.ts"
 import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
+import { makeLock } from "./Lock.ts"
 import { byClientId, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
 import { checkPrice, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
 import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, positionRow, unrealized } from "./Ledger.ts"
@@ -116,8 +117,7 @@ const makeDesk = (config: DeskConfig) =>
     const gateway = yield* VenueGateway
     const store = yield* OrderStore
     const journal = yield* Journal
-    const lock = yield* Effect.makeSemaphore(1)
-    const serialized = lock.withPermits(1)
+    const serialized = makeLock()
 
     const openStatuses = OPEN_STATUSES
     const memory = new Held()
@@ -429,19 +429,19 @@ const makeDesk = (config: DeskConfig) =>
     }
     /** Placements started and not yet out of the lock: while there are any, the next one's write takes ours along. */
     let placements = 0
+    const placed = Effect.sync(() => {
+      deferring = false
+      placements -= 1
+    })
+    // Run uninterruptibly (see `place` below): the flag set here is cleared by the `ensuring` that follows at once.
     const place = Effect.fnUntraced(function* (input: PlaceInput, actor: string) {
       placements += 1
       const exit = yield* Effect.exit(
         serialized(
-          Effect.acquireUseRelease(
-            Effect.sync(() => void (deferring = true)),
-            () => placeOrder(placing, input, actor),
-            () =>
-              Effect.sync(() => {
-                deferring = false
-                placements -= 1
-              })
-          )
+          Effect.suspend(() => {
+            deferring = true
+            return Effect.ensuring(placeOrder(placing, input, actor), placed)
+          })
         )
       )
       // Answered only once what it wrote is committed.
