@@ -99,6 +99,12 @@ export const checkPrice = (field: string, text: string, market: Market) => {
   return Effect.succeed(price)
 }
 
+/** The request as its client sent it: without the parent's state that rides along with a child. */
+const withoutState = (input: PlaceInput) => {
+  const { parentState: _state, ...asked } = input
+  return asked
+}
+
 /** Checks a plain order, writes it ahead, asks its venue and stores the answer; a retry of a client id answers it. */
 export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceInput, actor: string) {
   const now = yield* Clock.currentTimeMillis
@@ -115,8 +121,8 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
   // (the parent's state that rides along is not part of the request). Nothing is hashed for an order sent without a
   // client id (its client id is its own id: there is none to retry by), nor for a parent's child (no client sent
   // it: a request naming its client id is another order, and is refused as one).
-  const { parentState: _state, ...asked } = input
-  const digest = input.clientOrderId === undefined || input.parentId !== undefined ? undefined : requestDigest(asked)
+  const digest =
+    input.clientOrderId === undefined || input.parentId !== undefined ? undefined : requestDigest(withoutState(input))
   if (input.clientOrderId !== undefined) {
     const existing = yield* d.findByClientId(input.account, input.clientOrderId)
     if (existing !== undefined) {
