@@ -88,7 +88,15 @@ export type Statement = readonly [text: string, params: ReadonlyArray<string | n
  */
 export class EngineWriter extends Context.Tag("crossbook/EngineWriter")<
   EngineWriter,
-  { readonly write: (statements: ReadonlyArray<Statement>) => void }
+  {
+    readonly write: (statements: ReadonlyArray<Statement>) => void
+    /**
+     * A query answered synchronously on the same connection (it sees every write, all of which go through it), or
+     * undefined before the first write has opened it. For the lookups on a placement's and a fill's path, where the
+     * client's query costs about a hundred Effect operations around the same driver.
+     */
+    readonly read: (statement: Statement) => ReadonlyArray<Record<string, unknown>> | undefined
+  }
 >() {}
 
 const BUSY_WAIT_MS = 5_000
@@ -105,6 +113,7 @@ const writer = (filename: string) =>
           // Opened at the first write, when the client's connection has migrated the schema.
           let db: Database.Database | undefined
           let transaction: ((statements: ReadonlyArray<Statement>) => void) | undefined
+          let statement: ((text: string) => Database.Statement) | undefined
           yield* Effect.addFinalizer(() => Effect.sync(() => db?.close()))
           const begin = () => {
             const conn = (db = new Database(filename, { fileMustExist: true, timeout: BUSY_WAIT_MS }))
@@ -113,19 +122,21 @@ const writer = (filename: string) =>
             conn.pragma("synchronous = NORMAL")
             conn.pragma("wal_autocheckpoint = 0")
             const prepared = new Map<string, Database.Statement>()
-            const statement = (text: string) => {
+            const prepare = (statement = (text: string) => {
               let s = prepared.get(text)
               if (s === undefined) prepared.set(text, (s = conn.prepare(text)))
               return s
-            }
+            })
             // BEGIN IMMEDIATE: the write lock is taken first, where a busy checkpoint is waited for. A deferred
             // transaction would hold a read snapshot while it asks for the write lock, and a TRUNCATE checkpoint
             // waiting on that reader makes SQLite answer busy at once instead of waiting.
             return conn.transaction((list: ReadonlyArray<Statement>) => {
-              for (const [text, params] of list) statement(text).run(...params)
+              for (const [text, params] of list) prepare(text).run(...params)
             }).immediate
           }
           return {
+            read: ([text, params]) =>
+              statement === undefined ? undefined : (statement(text).all(...params) as Array<Record<string, unknown>>),
             write: (statements) => {
               transaction ??= begin()
               // A checkpoint that truncates the WAL holds the write lock for a moment, and SQLite may answer busy

@@ -439,6 +439,9 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         state: JSON.parse(row["state"] as string),
         updatedAt: row["updated_at"] as number
       })
+      /** A lookup on the writer's own connection, synchronously; undefined until it has written once. */
+      const readNow = (text: string, params: ReadonlyArray<string | number | null>) =>
+        writer._tag === "None" ? undefined : writer.value.read([text, params])
       /** On the writer's own connection, synchronously, once the last seq is known (or nothing takes one). */
       const writeNow = (batch: Batch): ReadonlyArray<JournalEvent> | undefined => {
         if ((batch.entries ?? []).length === 0 && (batch.fills ?? []).length > 0) {
@@ -505,10 +508,18 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             Effect.orDie
           ),
         orderByClientId: (account, clientOrderId) =>
-          sql`SELECT * FROM orders WHERE account = ${account} AND client_order_id = ${clientOrderId}`.pipe(
-            Effect.map((rows) => (rows[0] === undefined ? undefined : toOrder(rows[0]))),
-            Effect.orDie
-          ),
+          Effect.suspend(() => {
+            const rows = readNow("SELECT * FROM orders WHERE account = ? AND client_order_id = ?", [
+              account,
+              clientOrderId
+            ])
+            return rows === undefined
+              ? sql`SELECT * FROM orders WHERE account = ${account} AND client_order_id = ${clientOrderId}`.pipe(
+                  Effect.map((rows) => (rows[0] === undefined ? undefined : toOrder(rows[0]))),
+                  Effect.orDie
+                )
+              : Effect.succeed(rows[0] === undefined ? undefined : toOrder(rows[0]))
+          }),
         countOrders: (statuses) =>
           sql<{ n: number }>`SELECT COUNT(*) AS n FROM orders WHERE ${sql.in("status", statuses)}`.pipe(
             Effect.map((rows) => rows[0]?.n ?? 0),
@@ -588,10 +599,15 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           )
         },
         hasFill: (id) =>
-          sql`SELECT 1 AS one FROM fills WHERE id = ${id}`.pipe(
-            Effect.map((rows) => rows.length > 0),
-            Effect.orDie
-          ),
+          Effect.suspend(() => {
+            const rows = readNow("SELECT 1 AS one FROM fills WHERE id = ?", [id])
+            return rows === undefined
+              ? sql`SELECT 1 AS one FROM fills WHERE id = ${id}`.pipe(
+                  Effect.map((rows) => rows.length > 0),
+                  Effect.orDie
+                )
+              : Effect.succeed(rows.length > 0)
+          }),
         fillBooks: (accounts) =>
           sql<{ account: string; market_id: string; book: string }>`
             SELECT account, market_id, book, MAX(seq) AS last FROM fills WHERE ${sql.in("account", accounts)}

@@ -163,6 +163,43 @@ for (const [name, layer] of Object.entries(layers)) {
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("a lookup by client id and a fill's check answer the same before the first write and after it", () =>
+      Effect.gen(function* () {
+        const store = yield* OrderStore
+        // Before anything is written (on a file, before the writing connection is open).
+        assert.isUndefined(yield* store.orderByClientId("sim:default", "c-o1"))
+        assert.isFalse(yield* store.hasFill("sim:t1:v1"))
+        yield* store.write({
+          orders: [order("o1", "open")],
+          fills: [
+            {
+              fill: {
+                id: "sim:t1:v1",
+                account: "sim:default",
+                marketId: "sim:M",
+                orderId: "o1",
+                book: "",
+                ts: 3,
+                record: { id: "sim:t1:v1" }
+              },
+              entry: 0
+            }
+          ],
+          entries: [{ ts: 3, kind: "fill.new", key: "o1", payload: { id: "sim:t1:v1" } }]
+        })
+        // After it (on a file, on the writing connection): the whole stored order, as the order's own read gives it.
+        assert.deepStrictEqual(yield* store.orderByClientId("sim:default", "c-o1"), yield* store.getOrder("o1"))
+        assert.deepStrictEqual((yield* store.orderByClientId("sim:default", "c-o1"))?.record, {
+          id: "o1",
+          status: "open",
+          price: "0.35"
+        })
+        assert.isUndefined(yield* store.orderByClientId("sim:default", "c-o9"))
+        assert.isTrue(yield* store.hasFill("sim:t1:v1"))
+        assert.isFalse(yield* store.hasFill("sim:t2:v1"))
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("a batch is stored whole or not at all", () =>
       Effect.gen(function* () {
         const store = yield* OrderStore
