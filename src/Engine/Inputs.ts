@@ -117,18 +117,14 @@ export const onChildUpdate = Effect.fnUntraced(function* (d: Driver, update: Chi
   yield* completeIfQuiet(d, rt)
 })
 
-/** Feeds a view to the parents it woke, in id order. */
-export const feedView = (d: Driver, woken: ReadonlyArray<string>, view: MarketView) =>
-  Effect.flatMap(Clock.currentTimeMillis, (ts) =>
-    Effect.forEach(
-      woken,
-      (id) => {
-        const rt = d.parents.get(id)
-        return rt === undefined || rt.ending !== null ? Effect.void : feed(d, rt, { _tag: "Market", ts, view })
-      },
-      { discard: true }
-    )
-  )
+/** Feeds a view to the parents it woke, in id order (a plain loop: most views wake one parent). */
+export const feedView = Effect.fnUntraced(function* (d: Driver, woken: ReadonlyArray<string>, view: MarketView) {
+  const ts = yield* Clock.currentTimeMillis
+  for (const id of woken) {
+    const rt = d.parents.get(id)
+    if (rt !== undefined && rt.ending === null) yield* feed(d, rt, { _tag: "Market", ts, view })
+  }
+})
 
 /** A venue's book changed: the view is read and fed to the parents it wakes. */
 export const onMarket = Effect.fnUntraced(function* (d: Driver, marketId: string) {
