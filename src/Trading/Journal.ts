@@ -71,8 +71,18 @@ export class Journal extends Context.Tag("crossbook/Journal")<
         let queued: Array<Waiting> = []
         let last: Waiting | undefined
         let writing = false
+        /** A batch written at once where the store can (a failure as the defect `write` dies of), else undefined. */
+        const writtenNow = (batch: Batch): Exit.Exit<ReadonlyArray<JournalEvent>> | undefined => {
+          try {
+            const events = store.writeNow(batch)
+            return events === undefined ? undefined : Exit.succeed(events)
+          } catch (e) {
+            return Exit.die(e)
+          }
+        }
         const writeGroup = Effect.fnUntraced(function* (group: ReadonlyArray<Waiting>) {
-          const exit = yield* Effect.exit(store.write(group.length === 1 ? group[0]!.batch : merge(group)))
+          const batch = group.length === 1 ? group[0]!.batch : merge(group)
+          const exit = writtenNow(batch) ?? (yield* Effect.exit(store.write(batch)))
           for (const w of group) countFills(w.batch, -1)
           // Everything queued is answered with this group: a later wait has nothing to wait for (nor this failure).
           if (last !== undefined && group.includes(last)) last = undefined
