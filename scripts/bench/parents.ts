@@ -156,6 +156,45 @@ export const reaction = (background: number, trials: number, onDisk = false) =>
   })
 
 /**
+ * The machine's own tail at a given median: plain code (no Effect, no engine) that looks records up in a map of
+ * 10,000 and allocates new ones, sized so its median is `medianUs`, timed `samples` times with other work between.
+ * Its p99 is what any code with that median gets on this machine (scheduling, caches, the young generation's
+ * collections), the floor under the reaction's p99.
+ */
+export const plainTail = (medianUs: number, samples: number) => {
+  const table = new Map<string, { readonly id: string; readonly n: number }>()
+  for (let i = 0; i < 10_000; i++) table.set(`o_${i}`, { id: `o_${i}`, n: i })
+  let sink = 0
+  const work = (size: number) => {
+    const made: Array<{ readonly id: string; readonly n: number }> = []
+    for (let i = 0; i < size; i++) {
+      const hit = table.get(`o_${(i * 7919 + sink) % 10_000}`)!
+      made.push({ id: hit.id, n: hit.n + i })
+    }
+    sink = (sink + made.length) % 10_000
+  }
+  const timed = (size: number) => {
+    const start = performance.now()
+    work(size)
+    return (performance.now() - start) * 1000
+  }
+  const run = (size: number, n: number) => {
+    const xs: Array<number> = []
+    for (let i = 0; i < n; i++) {
+      xs.push(timed(size))
+      work(size)
+    }
+    return xs.sort((a, b) => a - b)
+  }
+  let size = 64
+  for (let round = 0; round < 10; round++) {
+    size = Math.max(1, Math.round((size * medianUs) / percentile(run(size, 201), 0.5)))
+  }
+  const xs = run(size, samples)
+  return { p50: percentile(xs, 0.5), p99: percentile(xs, 0.99) }
+}
+
+/**
  * Heap after placing `count` mixed parents, less the heap before, per parent still live: the engine's parents, the
  * desk's records of them and their children, on the SQLite store `serve` uses (the journal lives on disk).
  */
@@ -231,6 +270,7 @@ export const parentFigures = async (): Promise<ReadonlyArray<Figure>> => {
   const heap = await Effect.runPromise(heapPerParent(10_000))
   const r = await Effect.runPromise(reaction(10_000, 2_000))
   const disk = await Effect.runPromise(reaction(10_000, 2_000, true))
+  const floor = plainTail(r.p50, 1_800)
   return [
     {
       name: "engine.reaction_p99_us",
@@ -248,6 +288,9 @@ export const parentFigures = async (): Promise<ReadonlyArray<Figure>> => {
       p99_without_gc_us: Number(r.p99WithoutGc.toFixed(1)),
       sqlite_samples_with_gc: disk.withGc,
       sqlite_p99_without_gc_us: Number(disk.p99WithoutGc.toFixed(1)),
+      // Plain code with the same median, timed as often: the p99 this machine gives any code at that median.
+      plain_code_p50_us: Number(floor.p50.toFixed(1)),
+      plain_code_p99_us: Number(floor.p99.toFixed(1)),
       fired: r.fired,
       background_parents: 10_000
     },
