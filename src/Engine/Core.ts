@@ -101,14 +101,15 @@ export type Command =
 export const NONE: ReadonlyArray<never> = Object.freeze([])
 
 /**
- * `list` with `item` put in at index `at`, as a new list. A loop, not `slice`/`concat`: on the frozen `NONE` (every new
- * parent's lists) the built-ins take a slow path, several µs a call on a reaction's path.
+ * `list` with `item` put in at index `at`, as a new list of the exact length (`push` would leave room to grow). A loop,
+ * not `slice`/`concat`: on the frozen `NONE` (every new parent's lists) the built-ins take a slow path, several µs a
+ * call on a reaction's path.
  */
 export const insertedAt = <A>(list: ReadonlyArray<A>, at: number, item: A): ReadonlyArray<A> => {
-  const out: Array<A> = []
-  for (let i = 0; i < at; i++) out.push(list[i]!)
-  out.push(item)
-  for (let i = at; i < list.length; i++) out.push(list[i]!)
+  const out = new Array<A>(list.length + 1)
+  for (let i = 0; i < at; i++) out[i] = list[i]!
+  out[at] = item
+  for (let i = at; i < list.length; i++) out[i + 1] = list[i]!
   return out
 }
 
