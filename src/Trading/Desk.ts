@@ -20,7 +20,7 @@ import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
 import { makeLock } from "./Lock.ts"
 import { byClientId, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
-import { checkPrice, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
+import { checkPrice, orFail, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
 import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, positionRow, unrealized } from "./Ledger.ts"
 import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
 import { cancelWanted } from "./BulkCancel.ts"
@@ -184,26 +184,22 @@ const makeDesk = (config: DeskConfig) =>
       )
     }
 
-    const venueOf = (id: string): Effect.Effect<Venue, ApiError> => {
-      const venue = gateway.venue(id)
-      return venue === undefined
-        ? Effect.fail(
-            ApiError.unknownVenue(
-              id,
-              gateway.venues.map((v) => v.info.id)
-            )
-          )
-        : Effect.succeed(venue)
-    }
+    /** The venue of this id, or the error that names the known ones. */
+    const venueOrError = (id: string): Venue | ApiError =>
+      gateway.venue(id) ??
+      ApiError.unknownVenue(
+        id,
+        gateway.venues.map((v) => v.info.id)
+      )
+    const venueOf = (id: string) => orFail(venueOrError(id))
 
-    /** The handle that trades for an account `<venue>:<name>` (the paper one for `<venue>:paper`). */
-    const tradingOf = (account: string): Effect.Effect<Venue, ApiError> =>
-      Effect.flatMap(venueOf(account.slice(0, account.indexOf(":"))), () => {
-        const handle = gateway.trading(account)
-        return handle === undefined
-          ? Effect.fail(validation("account", `no account '${account}' is configured`))
-          : Effect.succeed(handle)
-      })
+    /** The handle that trades for an account `<venue>:<name>` (the paper one for `<venue>:paper`), or why none does. */
+    const tradingOrError = (account: string): Venue | ApiError => {
+      const venue = venueOrError(account.slice(0, account.indexOf(":")))
+      if (venue instanceof ApiError) return venue
+      return gateway.trading(account) ?? validation("account", `no account '${account}' is configured`)
+    }
+    const tradingOf = (account: string) => orFail(tradingOrError(account))
 
     /** The record as stored: the order, with the digest of its request when it has one (no copy when not). */
     const withDigest = (order: Order, digest: string | undefined) =>
@@ -408,8 +404,8 @@ const makeDesk = (config: DeskConfig) =>
       memory,
       ledger,
       rate,
-      venueOf,
-      tradingOf,
+      venueOrError,
+      tradingOrError,
       findByClientId,
       halted: (venue) => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined),
       rules: () => risk.rules,

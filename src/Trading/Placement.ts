@@ -17,9 +17,10 @@ export interface Placing {
   readonly memory: Held
   readonly ledger: Ledger
   readonly rate: PlacementRate
-  readonly venueOf: (id: string) => Effect.Effect<Venue, ApiError>
-  /** The handle that trades for an account (its paper one for `<venue>:paper`). */
-  readonly tradingOf: (account: string) => Effect.Effect<Venue, ApiError>
+  /** The venue of this id, or why there is none (plain values: a placement's checks take no Effect step). */
+  readonly venueOrError: (id: string) => Venue | ApiError
+  /** The handle that trades for an account (its paper one for `<venue>:paper`), or why there is none. */
+  readonly tradingOrError: (account: string) => Venue | ApiError
   readonly findByClientId: (
     account: string,
     clientOrderId: string
@@ -78,26 +79,29 @@ const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
   F.roundTo(price, tick, "up")
 ]
 
-/** A price on the market's tick grid, inside (0, 1); off the grid, the two nearest valid prices are named. */
-export const checkPrice = (field: string, text: string, market: Market) => {
+/** A value, or the error instead of it, as an Effect. */
+export const orFail = <A>(value: A | ApiError): Effect.Effect<A, ApiError> =>
+  value instanceof ApiError ? Effect.fail(value) : Effect.succeed(value)
+
+/** A price on the market's tick grid, inside (0, 1); off the grid, the error names the two nearest valid prices. */
+const priceOrError = (field: string, text: string, market: Market): F.Fixed | ApiError => {
   const price = F.parse(text)
-  if (price === undefined) return Effect.fail(validation(field, `'${text}' is not a decimal`))
+  if (price === undefined) return validation(field, `'${text}' is not a decimal`)
   if (price < market.tick || price > F.sub(F.ONE, market.tick)) {
-    return Effect.fail(
-      validation(field, `price must be from ${F.format(market.tick)} to ${F.format(F.sub(F.ONE, market.tick))}`)
-    )
+    return validation(field, `price must be from ${F.format(market.tick)} to ${F.format(F.sub(F.ONE, market.tick))}`)
   }
   if (!F.isMultipleOf(price, market.tick)) {
     const [lo, hi] = nearestTicks(price, market.tick)
-    return Effect.fail(
-      validation(
-        field,
-        `${text} is off the tick grid of ${F.format(market.tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
-      )
+    return validation(
+      field,
+      `${text} is off the tick grid of ${F.format(market.tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
     )
   }
-  return Effect.succeed(price)
+  return price
 }
+
+/** `priceOrError` as an Effect. */
+export const checkPrice = (field: string, text: string, market: Market) => orFail(priceOrError(field, text, market))
 
 /** The request as its client sent it: without the parent's state that rides along with a child. */
 const withoutState = (input: PlaceInput) => {
@@ -112,11 +116,13 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
   if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
   const venueId = input.marketId.slice(0, colon)
   const nativeId = input.marketId.slice(colon + 1)
-  const venue = yield* d.venueOf(venueId)
+  const venue = d.venueOrError(venueId)
+  if (venue instanceof ApiError) return yield* Effect.fail(venue)
   if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
     return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
   }
-  const trading = yield* d.tradingOf(input.account)
+  const trading = d.tradingOrError(input.account)
+  if (trading instanceof ApiError) return yield* Effect.fail(trading)
   // What the client asked for, for a retry of its client id to be told apart from another order under the same id
   // (the parent's state that rides along is not part of the request). Nothing is hashed for an order sent without a
   // client id (its client id is its own id: there is none to retry by), nor for a parent's child (no client sent
@@ -152,7 +158,8 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
       )
     )
   }
-  const price = yield* checkPrice("price", input.price, market)
+  const price = priceOrError("price", input.price, market)
+  if (price instanceof ApiError) return yield* Effect.fail(price)
   let tif: TimeInForce = input.timeInForce ?? (input.type === "market" ? "ioc" : "gtc")
   if (input.type === "market" && tif !== "ioc" && tif !== "fok") {
     return yield* Effect.fail(validation("time_in_force", "a market order is ioc or fok"))
