@@ -83,6 +83,35 @@ describe("makeLock", () => {
     })
   )
 
+  it.effect("a caller interrupted by the holder right after its release, before it ran again, passes the lock on", () =>
+    Effect.gen(function* () {
+      const lock = makeLock()
+      const log = yield* Ref.make<ReadonlyArray<string>>([])
+      const gate = yield* Deferred.make<void>()
+      const second = yield* Deferred.make<Fiber.RuntimeFiber<void>>()
+      // The first holder, right after its release handed the lock on, interrupts the second caller, before the second
+      // has run again.
+      const first = yield* Effect.fork(
+        Effect.zipRight(
+          lock(Deferred.await(gate)),
+          Effect.flatMap(Deferred.await(second), (fiber) => Fiber.interrupt(fiber))
+        )
+      )
+      yield* Effect.yieldNow()
+      const waiting = yield* Effect.fork(lock(Ref.update(log, (l) => [...l, "second ran"])))
+      yield* Deferred.succeed(second, waiting)
+      yield* Effect.yieldNow()
+      const third = yield* Effect.fork(lock(Ref.update(log, (l) => [...l, "third ran"])))
+      yield* Effect.yieldNow()
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(third)
+      assert.isTrue(Exit.isInterrupted(yield* Fiber.await(waiting)))
+      assert.deepStrictEqual(yield* Ref.get(log), ["third ran"])
+      assert.strictEqual(yield* lock(Effect.succeed("free")), "free")
+    })
+  )
+
   it.effect("an uninterruptible holder runs to its end even when its caller is interrupted", () =>
     Effect.gen(function* () {
       const lock = makeLock()
