@@ -122,11 +122,13 @@ const writer = (filename: string) =>
             conn.pragma("synchronous = NORMAL")
             conn.pragma("wal_autocheckpoint = 0")
             const prepared = new Map<string, Database.Statement>()
-            const prepare = (statement = (text: string) => {
+            const prepare = (text: string) => {
               let s = prepared.get(text)
               if (s === undefined) prepared.set(text, (s = conn.prepare(text)))
               return s
-            })
+            }
+            // Reads take the same statements, once the connection is open.
+            statement = prepare
             // BEGIN IMMEDIATE: the write lock is taken first, where a busy checkpoint is waited for. A deferred
             // transaction would hold a read snapshot while it asks for the write lock, and a TRUNCATE checkpoint
             // waiting on that reader makes SQLite answer busy at once instead of waiting.
