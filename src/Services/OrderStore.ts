@@ -439,9 +439,17 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         state: JSON.parse(row["state"] as string),
         updatedAt: row["updated_at"] as number
       })
-      /** A lookup on the writer's own connection, synchronously; undefined until it has written once. */
-      const readNow = (text: string, params: ReadonlyArray<string | number | null>) =>
-        writer._tag === "None" ? undefined : writer.value.read([text, params])
+      /**
+       * A lookup's rows: on the writer's own connection, synchronously, once it has written; before that (or with no
+       * writer of its own, an in-memory database) through the client.
+       */
+      const lookup = (text: string, params: ReadonlyArray<string | number | null>) =>
+        Effect.suspend(() => {
+          const rows = writer._tag === "None" ? undefined : writer.value.read([text, params])
+          return rows === undefined
+            ? Effect.orDie(sql.unsafe<Record<string, unknown>>(text, params))
+            : Effect.succeed(rows)
+        })
       /** On the writer's own connection, synchronously, once the last seq is known (or nothing takes one). */
       const writeNow = (batch: Batch): ReadonlyArray<JournalEvent> | undefined => {
         if ((batch.entries ?? []).length === 0 && (batch.fills ?? []).length > 0) {
@@ -508,18 +516,10 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             Effect.orDie
           ),
         orderByClientId: (account, clientOrderId) =>
-          Effect.suspend(() => {
-            const rows = readNow("SELECT * FROM orders WHERE account = ? AND client_order_id = ?", [
-              account,
-              clientOrderId
-            ])
-            return rows === undefined
-              ? sql`SELECT * FROM orders WHERE account = ${account} AND client_order_id = ${clientOrderId}`.pipe(
-                  Effect.map((rows) => (rows[0] === undefined ? undefined : toOrder(rows[0]))),
-                  Effect.orDie
-                )
-              : Effect.succeed(rows[0] === undefined ? undefined : toOrder(rows[0]))
-          }),
+          Effect.map(
+            lookup("SELECT * FROM orders WHERE account = ? AND client_order_id = ?", [account, clientOrderId]),
+            (rows) => (rows[0] === undefined ? undefined : toOrder(rows[0]))
+          ),
         countOrders: (statuses) =>
           sql<{ n: number }>`SELECT COUNT(*) AS n FROM orders WHERE ${sql.in("status", statuses)}`.pipe(
             Effect.map((rows) => rows[0]?.n ?? 0),
@@ -598,16 +598,7 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             Effect.orDie
           )
         },
-        hasFill: (id) =>
-          Effect.suspend(() => {
-            const rows = readNow("SELECT 1 AS one FROM fills WHERE id = ?", [id])
-            return rows === undefined
-              ? sql`SELECT 1 AS one FROM fills WHERE id = ${id}`.pipe(
-                  Effect.map((rows) => rows.length > 0),
-                  Effect.orDie
-                )
-              : Effect.succeed(rows.length > 0)
-          }),
+        hasFill: (id) => Effect.map(lookup("SELECT 1 AS one FROM fills WHERE id = ?", [id]), (rows) => rows.length > 0),
         fillBooks: (accounts) =>
           sql<{ account: string; market_id: string; book: string }>`
             SELECT account, market_id, book, MAX(seq) AS last FROM fills WHERE ${sql.in("account", accounts)}
