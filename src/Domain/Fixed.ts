@@ -62,7 +62,17 @@ export const format = (x: Fixed): string => {
   const whole = Math.floor(abs / SCALE)
   const frac = abs - whole * SCALE
   let text = String(whole)
-  if (frac !== 0) text += "." + String(frac).padStart(PLACES, "0").replace(/0+$/, "")
+  if (frac !== 0) {
+    // The fraction's digits less its trailing zeros, with the leading zeros its place needs.
+    let digits = PLACES
+    let rest = frac
+    while (rest % 10 === 0) {
+      rest /= 10
+      digits -= 1
+    }
+    const shown = String(rest)
+    text += shown.length === digits ? "." + shown : "." + "00000".slice(0, digits - shown.length) + shown
+  }
   return neg ? "-" + text : text
 }
 
@@ -98,13 +108,43 @@ const divRound = (num: bigint, den: bigint, mode: Rounding): bigint => {
   return sign * out
 }
 
+/** Below this, a sum of two magnitudes and a product of a quotient by a divisor stay exact in a JS number. */
+const EXACT = 2 ** 52
+
+/**
+ * `divRound` in plain numbers, for a numerator and a divisor both below `EXACT` in magnitude. The float quotient's floor
+ * is the true one: a quotient that is not a whole number lies at least 1/d from the next, farther than half its ulp
+ * (n/d · 2^-53) while n < 2^53. The remainder and twice it are exact integers too, so it answers what `divRound` does.
+ */
+const divRoundNumber = (num: number, den: number, mode: Rounding): number => {
+  const negative = num < 0 !== den < 0
+  const n = num < 0 ? -num : num
+  const d = den < 0 ? -den : den
+  const q = Math.floor(n / d)
+  const r = n - q * d
+  let out = q
+  if (r !== 0) {
+    if (mode === "up") out = negative ? q : q + 1
+    else if (mode === "down") out = negative ? q + 1 : q
+    else if (2 * r > d || (2 * r === d && q % 2 === 1)) out = q + 1
+  }
+  // Adding zero turns a negative zero (from a −0 given, or a quotient of zero) into zero.
+  return (negative ? -out : out) + 0
+}
+
 /** a × b, rounded as asked (default half-even) to six places. "down"/"up" round toward −∞/+∞. */
-export const mul = (a: Fixed, b: Fixed, mode: Rounding = "half_even"): Fixed =>
-  Number(divRound(BigInt(a) * BigInt(b), SCALE_BIG, mode)) as Fixed
+export const mul = (a: Fixed, b: Fixed, mode: Rounding = "half_even"): Fixed => {
+  // A product below 2^52 is exact as a float (a larger true product never rounds below it): no BigInt needed.
+  const product = a * b
+  if (product < EXACT && product > -EXACT) return divRoundNumber(product, SCALE, mode) as Fixed
+  return Number(divRound(BigInt(a) * BigInt(b), SCALE_BIG, mode)) as Fixed
+}
 
 /** a ÷ b, rounded as asked (default half-even) to six places. */
 export const div = (a: Fixed, b: Fixed, mode: Rounding = "half_even"): Fixed => {
   if (b === 0) throw new RangeError("division by zero")
+  const scaled = a * SCALE
+  if (scaled < EXACT && scaled > -EXACT && b < EXACT && b > -EXACT) return divRoundNumber(scaled, b, mode) as Fixed
   return Number(divRound(BigInt(a) * SCALE_BIG, BigInt(b), mode)) as Fixed
 }
 

@@ -78,3 +78,63 @@ describe("parse", () => {
     )
   })
 })
+
+describe("mul and div", () => {
+  /** n ÷ d on exact integers, rounded as asked: floor and ceiling from BigInt, then the mode picks. */
+  const reference = (n: bigint, d: bigint, mode: F.Rounding): number => {
+    const floor = n / d - ((n % d !== 0n) && (n < 0n) !== (d < 0n) ? 1n : 0n)
+    const rest = n - floor * d
+    if (rest === 0n) return Number(floor)
+    if (mode === "down") return Number(floor)
+    if (mode === "up") return Number(floor + 1n)
+    // Twice the distance to the floor against the divisor's magnitude; a tie goes to the even one.
+    const twice = 2n * (rest < 0n ? -rest : rest)
+    const size = d < 0n ? -d : d
+    if (twice > size || (twice === size && floor % 2n !== 0n)) return Number(floor + 1n)
+    return Number(floor)
+  }
+  const MODES = ["down", "up", "half_even"] as const
+  // Magnitudes on both sides of where a float product stops being exact (2^52), and small ones with many ties.
+  const value = fc.oneof(
+    fc.integer({ min: -2_000_000, max: 2_000_000 }),
+    fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
+    fc.double({ min: -(2 ** 40), max: 2 ** 40, noNaN: true }).map(Math.trunc),
+    fc.constantFrom(1, -1, 500_000, -500_000, 1_500_000, 2 ** 26, 2 ** 26 + 1, 67_108_863, 4_503_599_627, 9_007_199_254)
+  )
+  const nonzero = value.filter((v) => v !== 0)
+
+  it("multiply exactly, rounded as asked, on both sides of the float-exact range", () => {
+    fc.assert(
+      fc.property(value, value, fc.constantFrom(...MODES), (a, b, mode) => {
+        const got = F.mul(a as F.Fixed, b as F.Fixed, mode)
+        expect(got).toBe(reference(BigInt(a) * BigInt(b), 1_000_000n, mode))
+        expect(Object.is(got, -0)).toBe(false)
+      }),
+      { numRuns: 20_000, seed: 11 }
+    )
+  })
+
+  it("divide exactly, rounded as asked, on both sides of the float-exact range", () => {
+    fc.assert(
+      fc.property(value, nonzero, fc.constantFrom(...MODES), (a, b, mode) => {
+        const got = F.div(a as F.Fixed, b as F.Fixed, mode)
+        expect(got).toBe(reference(BigInt(a) * 1_000_000n, BigInt(b), mode))
+        expect(Object.is(got, -0)).toBe(false)
+      }),
+      { numRuns: 20_000, seed: 12 }
+    )
+  })
+
+  it("round a half to the even neighbour and the rest toward the asked infinity", () => {
+    expect(F.mul(F.of("0.000001"), F.of("0.5"))).toBe(0)
+    expect(F.mul(F.of("-0.000001"), F.of("0.5"))).toBe(0)
+    expect(F.mul(F.of("-0.000003"), F.of("0.5"))).toBe(-2)
+    expect(F.mul(F.of("-0.000001"), F.of("0.5"), "down")).toBe(-1)
+    expect(F.mul(F.of("-0.000001"), F.of("0.5"), "up")).toBe(0)
+    expect(F.div(F.of("-1"), F.of("3"), "down")).toBe(-333_334)
+    expect(F.div(F.of("-1"), F.of("3"), "up")).toBe(-333_333)
+    expect(F.div(F.of("0.45"), F.of("2"))).toBe(225_000)
+    expect(F.div(F.of("0.000003"), F.of("2"))).toBe(2)
+    expect(F.div(F.of("0.000005"), F.of("2"))).toBe(2)
+  })
+})
