@@ -105,6 +105,30 @@ for (const f of largestParentFigures()) report(f)
     live_at_end: ten.liveAtEnd,
     woken_per_view: Number(ten.wokenPerView.toFixed(4))
   })
+  // Where the 10k window's time went: market inputs that woke nothing (venue book, own-order queues, wake index), the
+  // own-order events they caused, the views that woke parents, and moments with timers or orders. Baseline: the same
+  // inputs on bare books; `budget_ms` is what 1 M inputs/s would allow the whole window.
+  const w = ten.window
+  const timed = ten.timedInputs
+  report({
+    name: "engine.window_ms",
+    value: Number(w.ms.toFixed(1)),
+    unit: "ms",
+    baseline: Number(((timed / ten.baselinePerS) * 1000).toFixed(1)),
+    ratio: ratio(w.ms, (timed / ten.baselinePerS) * 1000),
+    inputs: timed,
+    budget_ms: timed / 1000,
+    market_ms: Number(w.marketMs.toFixed(1)),
+    market_us_per_input: Number(((w.marketMs * 1000) / timed).toFixed(3)),
+    own_ms: Number(w.own.ms.toFixed(1)),
+    own_events: w.own.events,
+    own_us_per_event: Number(((w.own.ms * 1000) / Math.max(1, w.own.events)).toFixed(1)),
+    woken_ms: Number(w.woken.ms.toFixed(1)),
+    woken_parents: w.woken.parents,
+    woken_us_per_parent: Number(((w.woken.ms * 1000) / Math.max(1, w.woken.parents)).toFixed(1)),
+    scheduled_ms: Number(w.scheduled.ms.toFixed(1)),
+    scheduled_moments: w.scheduled.moments
+  })
   const one = runs.get(1_000)!
   for (const parents of sizes) {
     const run = runs.get(parents)!

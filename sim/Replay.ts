@@ -67,6 +67,37 @@ export interface ReplayHooks {
   readonly end?: (run: RunContext) => Effect.Effect<void>
 }
 
+/** Wall time of one kind of work a replay did, and how often it did it. */
+export interface Segment {
+  ms: number
+  count: number
+}
+
+/**
+ * Where a replay's wall time went, by the kind of work an input caused; filled as the replay goes when a caller passes
+ * one. Only the work that wakes something is timed, one reading around each, so a market input that causes none costs
+ * no reading: its time (and a hook's) is the run's time less these. The caller's `now` reads the wall clock: a replay
+ * reads none itself, and what it finds is the same with timings or without.
+ */
+export interface ReplayTimings {
+  /** Milliseconds on the caller's wall clock. */
+  readonly now: () => number
+  /** Own-order events a market input caused (fills, order changes), applied by the desk and the engine; `count` batches. */
+  readonly own: Segment & { events: number }
+  /** Market views that woke parents, and what those parents did; `count` views. */
+  readonly woken: Segment & { parents: number }
+  /** Moments that began with orders, expiries or hooks, and timers that fell due; `count` moments. */
+  readonly scheduled: Segment
+}
+
+/** An empty record of timings read on `now`, to pass as `ReplayOptions.timings`. */
+export const replayTimings = (now: () => number): ReplayTimings => ({
+  now,
+  own: { ms: 0, count: 0, events: 0 },
+  woken: { ms: 0, count: 0, parents: 0 },
+  scheduled: { ms: 0, count: 0 }
+})
+
 export interface ReplayOptions {
   /** The tape's text, or a tape already parsed. */
   readonly tape: string | { readonly header: TapeHeader; readonly events: ReadonlyArray<TapeEvent> }
@@ -75,6 +106,8 @@ export interface ReplayOptions {
   readonly startingCash?: string
   /** Called as the replay goes: events done and the total. */
   readonly onProgress?: (done: number, total: number) => void
+  /** Filled with where the run's time went, when given. */
+  readonly timings?: ReplayTimings
   readonly hooks?: ReplayHooks
   /** How the run is wired (default `simWiring`). */
   readonly wiring?: Wiring
@@ -207,10 +240,23 @@ export const replay = (options: ReplayOptions) => {
       engine.nextDue() > t &&
       (next >= orders.length || t0 + orders[next]!.at_ms > t) &&
       clock.advanceQuietly(t)
+    const timings = options.timings
+    /** Adds the time since `from` to a segment (when timings were asked for). */
+    const timed = (segment: Segment | undefined, from: number) => {
+      if (segment === undefined || timings === undefined) return
+      segment.ms += timings.now() - from
+      segment.count += 1
+    }
+    let from = 0
+    let wokenSeen = engine.stats().woken
     for (let i = 0; i < events.length;) {
       const t = events[i]!.ts
       // Most moments hold market data only: the clock moves in plain code, and only what wakes something runs fibers.
-      if (!quietUntil(t)) yield* moveTo(t)
+      if (!quietUntil(t)) {
+        if (timings !== undefined) from = timings.now()
+        yield* moveTo(t)
+        timed(timings?.scheduled, from)
+      }
       // Market data of this moment, in tape order; child updates it causes settle after each.
       for (; i < events.length && events[i]!.ts === t; i++) {
         const event = events[i]!
@@ -218,15 +264,28 @@ export const replay = (options: ReplayOptions) => {
         const reported = venue.applyNow(event)
         // Child updates first (fills and order changes the event caused), then the market view.
         if (reported.length > 0) {
+          if (timings !== undefined) {
+            from = timings.now()
+            timings.own.events += reported.length
+          }
           yield* venue.publish(reported)
           yield* settle
+          timed(timings?.own, from)
         }
         if (event.type === "snapshot" || event.type === "change" || event.type === "trade") {
           const view = venue.view(event.market)
           const work = view === undefined ? null : engine.marketView(event.market, view)
           if (work !== null) {
+            if (timings !== undefined) {
+              from = timings.now()
+              // Only a view that woke parents counts any, so the count since the last such view is this one's.
+              const woken = engine.stats().woken
+              timings.woken.parents += woken - wokenSeen
+              wokenSeen = woken
+            }
             yield* work
             yield* settle
+            timed(timings?.woken, from)
           }
         }
         if (hooks.after !== undefined) {
@@ -237,7 +296,11 @@ export const replay = (options: ReplayOptions) => {
           options.onProgress(i + 1, events.length)
         }
       }
-      if (engine.nextDue() <= t) yield* timers(t)
+      if (engine.nextDue() <= t) {
+        if (timings !== undefined) from = timings.now()
+        yield* timers(t)
+        timed(timings?.scheduled, from)
+      }
     }
     yield* submitDue(Number.MAX_SAFE_INTEGER)
     yield* settle

@@ -5,7 +5,7 @@
 import { Context, Effect, Schema } from "effect"
 import { performance } from "node:perf_hooks"
 import { generateTape } from "../../sim/Generator.ts"
-import { replay, Scenario } from "../../sim/Replay.ts"
+import { replay, replayTimings, Scenario } from "../../sim/Replay.ts"
 import type { TapeEvent, TapeHeader } from "../../sim/Tape.ts"
 import { TapeBook } from "../../sim/TapeBook.ts"
 import * as F from "../../src/Domain/Fixed.ts"
@@ -116,12 +116,23 @@ export interface Throughput {
   /** The same inputs applied to bare books. */
   readonly baselinePerS: number
   readonly inputs: number
+  /** Inputs inside the timed window (from the first progress report after the parents were placed). */
+  readonly timedInputs: number
   readonly liveAtStart: number
   readonly liveAtEnd: number
   /** Parents woken per market view. */
   readonly wokenPerView: number
   /** Parents woken, by type. */
   readonly wokenByType: Readonly<Record<string, number>>
+  /** Where the timed inputs' wall time went (`ReplayTimings`, over the timed inputs only). */
+  readonly window: {
+    readonly ms: number
+    /** Inputs that caused no timed work: their time is the window's less the timed work's. */
+    readonly marketMs: number
+    readonly own: { readonly ms: number; readonly events: number }
+    readonly woken: { readonly ms: number; readonly parents: number; readonly views: number }
+    readonly scheduled: { readonly ms: number; readonly moments: number }
+  }
 }
 
 /** Runs `parents` parents over the tape; the inputs after the parents were placed are timed. */
@@ -137,16 +148,20 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
   let endedAt = first
   let liveAtEnd = 0
   let stats: ReturnType<Engine["Type"]["stats"]> = { views: 0, woken: 0, wokenByType: {} }
+  const timings = replayTimings(() => performance.now())
+  let atStart = structuredClone({ own: timings.own, woken: timings.woken, scheduled: timings.scheduled })
   await Effect.runPromise(
     replay({
       tape,
       orders,
       seed: 1,
       startingCash: "1000000000",
+      timings,
       onProgress: (done, total) => {
         if (start === 0 && done > first) {
           start = performance.now()
           startedAt = done
+          atStart = structuredClone({ own: timings.own, woken: timings.woken, scheduled: timings.scheduled })
         }
         if (done === total) {
           end = performance.now()
@@ -171,13 +186,26 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
       book.apply(e)
     }
   })
+  const ms = end - start
+  const own = { ms: timings.own.ms - atStart.own.ms, events: timings.own.events - atStart.own.events }
+  const woken = {
+    ms: timings.woken.ms - atStart.woken.ms,
+    parents: timings.woken.parents - atStart.woken.parents,
+    views: timings.woken.count - atStart.woken.count
+  }
+  const scheduled = {
+    ms: timings.scheduled.ms - atStart.scheduled.ms,
+    moments: timings.scheduled.count - atStart.scheduled.count
+  }
   return {
-    inputsPerS: Math.round((endedAt - startedAt) / ((end - start) / 1000)),
+    inputsPerS: Math.round((endedAt - startedAt) / (ms / 1000)),
     baselinePerS: Math.round(tape.events.length / bare),
     inputs,
+    timedInputs: endedAt - startedAt,
     liveAtStart: parents,
     liveAtEnd,
     wokenPerView: stats.woken / Math.max(1, stats.views),
-    wokenByType: stats.wokenByType
+    wokenByType: stats.wokenByType,
+    window: { ms, marketMs: ms - own.ms - woken.ms - scheduled.ms, own, woken, scheduled }
   }
 }

@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Schema } from "effect"
 import { readFileSync } from "node:fs"
 import { existsSync } from "node:fs"
 import { convertKalshi } from "../../sim/convert/Kalshi.ts"
 import { convertPolymarket } from "../../sim/convert/Polymarket.ts"
 import { generateTape } from "../../sim/Generator.ts"
-import { replay, Scenario, type ScenarioOrder } from "../../sim/Replay.ts"
+import { replay, replayTimings, Scenario, type ScenarioOrder } from "../../sim/Replay.ts"
+import { Engine } from "../../src/Engine/Engine.ts"
 import { formatTape, parseTape } from "../../sim/Tape.ts"
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/tapes/${name}`, import.meta.url), "utf8")
@@ -48,6 +49,38 @@ describe("sim replay", () => {
       const { summary } = yield* replay({ tape, orders: [], onProgress: (done) => seen.push(done) })
       assert.strictEqual(seen[seen.length - 1], summary.tape.events)
       for (let i = 1; i < seen.length; i++) assert.isAbove(seen[i]!, seen[i - 1]!)
+    })
+  )
+
+  it.live("timings count the work each kind of input caused, and change nothing a replay finds", () =>
+    Effect.gen(function* () {
+      // A wall clock that moves one step a reading: each timed piece of work then takes exactly one step.
+      let clock = 0
+      const timings = replayTimings(() => clock++)
+      let woken = -1
+      const timed = yield* replay({
+        tape,
+        orders,
+        seed: 3,
+        timings,
+        hooks: {
+          end: (run) =>
+            Effect.sync(() => {
+              woken = Context.get(run.context, Engine).stats().woken
+            })
+        }
+      })
+      const plain = yield* replay({ tape, orders, seed: 3 })
+      assert.strictEqual(timed.log, plain.log)
+      for (const segment of [timings.own, timings.woken, timings.scheduled]) {
+        assert.isAbove(segment.count, 0)
+        assert.strictEqual(segment.ms, segment.count)
+      }
+      // Every parent a view woke was counted with the view that woke it.
+      assert.strictEqual(timings.woken.parents, woken)
+      assert.isAtLeast(timings.woken.parents, timings.woken.count)
+      // Each timed batch held at least one own-order event.
+      assert.isAtLeast(timings.own.events, timings.own.count)
     })
   )
 })
