@@ -82,7 +82,7 @@ describe("parse", () => {
 describe("mul and div", () => {
   /** n ÷ d on exact integers, rounded as asked: floor and ceiling from BigInt, then the mode picks. */
   const reference = (n: bigint, d: bigint, mode: F.Rounding): number => {
-    const floor = n / d - ((n % d !== 0n) && (n < 0n) !== (d < 0n) ? 1n : 0n)
+    const floor = n / d - (n % d !== 0n && n < 0n !== d < 0n ? 1n : 0n)
     const rest = n - floor * d
     if (rest === 0n) return Number(floor)
     if (mode === "down") return Number(floor)
