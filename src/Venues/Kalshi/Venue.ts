@@ -399,8 +399,15 @@ export const makeKalshiVenue = (
         const remaining = answer.remaining_count
         const immediate = r.timeInForce === "ioc" || r.timeInForce === "fok"
         if (filled > 0) {
-          const full = yield* Effect.orElseSucceed(fetchOrder(answer.order_id), () => undefined)
-          const fills = yield* Effect.orElseSucceed(fillsOf(answer.order_id), () => [])
+          // The order (its average price and fees) and its fills are read together: one round trip after the
+          // placement's, not two, while the desk waits for the answer.
+          const [full, fills] = yield* Effect.all(
+            [
+              Effect.orElseSucceed(fetchOrder(answer.order_id), () => undefined),
+              Effect.orElseSucceed(fillsOf(answer.order_id), (): ReadonlyArray<VenueEvent> => [])
+            ],
+            { concurrency: 2 }
+          )
           if (full !== undefined) return { ...full, events: fills }
         }
         const order: VenueOrder = {

@@ -177,6 +177,21 @@ describe("Kalshi end to end", () => {
         // 0.07 × 3 × 0.45 × 0.55 = 0.051975, rounded up to 0.0520
         assert.strictEqual(fills.body.data[0].fee, "0.052")
 
+        // a taker order that fills reads its order and its fills back at once, not one after the other: both reads
+        // are in before either is answered (each is held a while)
+        x.trick("GET", /^\/portfolio\/orders\/[^/]+$/, { kind: "delay", ms: 150 })
+        x.trick("GET", /^\/portfolio\/fills$/, { kind: "delay", ms: 150 })
+        const from = x.timeline.length
+        const again = yield* place({ side: "buy", type: "limit", amount: "1", price: "0.46", time_in_force: "ioc" })
+        assert.strictEqual(again.status, 201, again.text)
+        assert.strictEqual(again.body.filled, "1")
+        const reads = x.timeline
+          .slice(from)
+          .filter((e) => e.method === "GET" && /\/portfolio\/(orders\/|fills)/.test(e.path))
+          .map((e) => `${e.at} ${e.path.replace(/.*\/portfolio\//, "").replace(/orders\/.+/, "orders/:id")}`)
+        assert.deepStrictEqual(reads.slice(0, 2).sort(), ["in fills", "in orders/:id"])
+        assert.deepStrictEqual(reads.slice(2).sort(), ["out fills", "out orders/:id"])
+
         // the resting order is filled in part by an outside taker: the fill arrives on the socket
         x.fillResting(onVenue.order_id, "1")
         const partly = yield* eventually(

@@ -82,6 +82,8 @@ export type Trick =
     }
   /** Carries the request out but never answers (as when the reply is lost). */
   | { readonly kind: "swallow" }
+  /** Carries the request out and answers it `ms` later (a slow round trip). */
+  | { readonly kind: "delay"; readonly ms: number }
 
 const takerFee = (n: F.Fixed, p: F.Fixed) =>
   F.roundTo(F.mul(F.mul(F.mul(f("0.07"), n, "up"), p, "up"), F.sub(F.ONE, p), "up"), f("0.0001"), "up")
@@ -95,6 +97,8 @@ export class FakeKalshi {
   readonly fills: Array<Record<string, unknown>> = []
   readonly connections: Array<Conn> = []
   readonly tricks: Array<{ method: string; path: RegExp; trick: Trick }> = []
+  /** Each request as it came in (`in`) and as it was answered (`out`), in that order: what overlapped what. */
+  readonly timeline: Array<{ readonly at: "in" | "out"; readonly method: string; readonly path: string }> = []
   balance = f("1000")
   /** Seq numbers to skip on the next orderbook_delta messages (a lost message). */
   dropDeltas = 0
@@ -287,7 +291,9 @@ export class FakeKalshi {
     const body = raw === "" ? undefined : (JSON.parse(raw) as Record<string, any>)
     const query = Object.fromEntries(url.searchParams.entries())
     this.requests.push({ method, path: url.pathname, query, ...(body === undefined ? {} : { body }) })
+    this.timeline.push({ at: "in", method, path: url.pathname })
     const send = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
+      this.timeline.push({ at: "out", method, path: url.pathname })
       res.writeHead(status, { "content-type": "application/json", ...headers })
       res.end(payload === undefined ? "" : JSON.stringify(payload))
     }
@@ -304,7 +310,11 @@ export class FakeKalshi {
     const trick = t === -1 ? undefined : this.tricks.splice(t, 1)[0]!.trick
     if (trick?.kind === "fail") return send(trick.status, trick.body, trick.headers)
     const answer = (status: number, payload?: unknown) =>
-      trick?.kind === "swallow" ? undefined : send(status, payload)
+      trick?.kind === "swallow"
+        ? undefined
+        : trick?.kind === "delay"
+          ? void setTimeout(() => send(status, payload), trick.ms)
+          : send(status, payload)
 
     let m: RegExpExecArray | null
     if (method === "GET" && path === "/events") return answer(200, this.events(query))
