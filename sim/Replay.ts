@@ -86,7 +86,10 @@ export interface ReplayTimings {
   readonly own: Segment & { events: number }
   /** Market views that woke parents, and what those parents did; `count` views. */
   readonly woken: Segment & { parents: number }
-  /** Moments that began with orders, expiries or hooks, and timers that fell due; `count` moments. */
+  /**
+   * Moments that began with orders, expiries or hooks, and timers that fell due; `count` the stretches timed (the
+   * start of a moment and its timers are timed apart).
+   */
   readonly scheduled: Segment
 }
 

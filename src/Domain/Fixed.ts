@@ -108,7 +108,7 @@ const divRound = (num: bigint, den: bigint, mode: Rounding): bigint => {
   return sign * out
 }
 
-/** Below this, a sum of two magnitudes and a product of a quotient by a divisor stay exact in a JS number. */
+/** Below this in magnitude a product, a scaled dividend and every step `divRoundNumber` takes with them are exact. */
 const EXACT = 2 ** 52
 
 /**
