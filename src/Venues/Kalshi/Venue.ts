@@ -173,7 +173,11 @@ export const makeKalshiVenue = (
     const catalog = yield* Ref.make<
       { at: number; markets: ReadonlyArray<Market>; byTicker: ReadonlyMap<string, Market> } | undefined
     >(undefined)
-    const known = new Map<string, W.KMarket>()
+    /**
+     * Each market as last read, and when: taken as it is while younger than the catalog's time to live, read again
+     * after (a socket's lifecycle message drops it sooner, but only for the markets the socket follows).
+     */
+    const known = new Map<string, { readonly market: W.KMarket; readonly at: number }>()
     /** What we know of each order: its market (cancel and amend need it) and its last state. */
     const orders = new Map<string, VenueOrder>()
     const byClientId = new Map<string, string>()
@@ -190,7 +194,8 @@ export const makeKalshiVenue = (
       let cursor: string | undefined
       for (let page = 0; page < config.catalogPages; page++) {
         const r = yield* rest.events({ limit: 200, status: "open", ...(cursor ? { cursor } : {}) })
-        for (const e of r.events) for (const m of e.markets ?? []) known.set(m.ticker, m)
+        const at = yield* now
+        for (const e of r.events) for (const market of e.markets ?? []) known.set(market.ticker, { market, at })
         out.push(...W.marketsOfEvents(r.events))
         cursor = r.cursor
         if (!cursor || r.events.length === 0) break
@@ -209,25 +214,35 @@ export const makeKalshiVenue = (
 
     const kMarket = (ticker: string) =>
       Effect.gen(function* () {
+        const t = yield* now
         const k = known.get(ticker)
-        if (k !== undefined) return k
+        if (k !== undefined && t - k.at < config.catalogTtlMs) return k.market
         const r = yield* rest.market(ticker).pipe(
           Effect.map((x) => x.market),
           Effect.catchIf(
             (e) => e.kind === "rejected" && /not.found|404/i.test(e.reason),
             () => Effect.succeed(undefined)
-          )
+          ),
+          // A read that fails leaves the market as last read, where there is one (the venue judges an order anyway).
+          Effect.catchAll((e) => (k === undefined ? Effect.fail(e) : Effect.succeed(k.market)))
         )
-        if (r !== undefined) known.set(ticker, r)
+        if (r === undefined) known.delete(ticker)
+        else if (r !== k?.market) known.set(ticker, { market: r, at: t })
         return r
       })
 
     const market = (ticker: string) =>
       Effect.gen(function* () {
+        const t = yield* now
+        const listed = yield* Ref.get(catalog)
+        const row = listed?.byTicker.get(ticker)
+        // The catalog's row while the catalog is fresh (it carries the event's title and category); after, the
+        // market as read again, with the row's words.
+        if (listed !== undefined && row !== undefined && t - listed.at < config.catalogTtlMs) return row
         const k = yield* kMarket(ticker)
         if (k === undefined) return undefined
-        const cached = (yield* Ref.get(catalog))?.byTicker.get(ticker)
-        return cached ?? W.toMarket(k)
+        const read = W.toMarket(k)
+        return row === undefined ? read : { ...read, title: row.title, subtitle: row.subtitle, category: row.category }
       })
 
     // The socket: one per account, when there is an account (the venue authenticates every connection).
