@@ -4,26 +4,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { generateKeyPairSync } from "node:crypto"
 import * as F from "../../../src/Domain/Fixed.ts"
-import type { PlaceOrderRequest } from "../../../src/Services/VenueGateway.ts"
 import { configFromEnv, makeKalshiVenue } from "../../../src/Venues/Kalshi/Venue.ts"
-import { fakeKalshi } from "./Fake.ts"
+import { fakeKalshi, orderOn, tradingConfig } from "./Fake.ts"
 import { requestErrors } from "./Spec.ts"
 
 const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
 const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
 
-const order = (over: Partial<PlaceOrderRequest>): PlaceOrderRequest => ({
-  clientOrderId: "c",
-  nativeId: "KXA-1",
-  side: "buy",
-  price: F.of("0.3"),
-  amount: F.of("5"),
-  timeInForce: "gtc",
-  postOnly: false,
-  reduceOnly: false,
-  expiresAt: null,
-  ...over
-})
+const order = orderOn
 
 describe("the Kalshi account", () => {
   it.live("balance, positions and open orders are read back; decrease keeps the order's place", () =>
@@ -31,14 +19,7 @@ describe("the Kalshi account", () => {
       const x = yield* fakeKalshi(publicKey, [
         { ticker: "KXA-1", event: "KXA", title: "A", yes: [["0.20", "10"]], no: [["0.60", "10"]] }
       ])
-      const config = Either.getOrThrow(
-        configFromEnv({
-          KALSHI_API_URL: x.apiUrl,
-          KALSHI_WS_URL: x.wsUrl,
-          KALSHI_API_KEY_ID: "k",
-          KALSHI_PRIVATE_KEY: PEM
-        })
-      )
+      const config = tradingConfig(x, PEM)
       const venue = yield* makeKalshiVenue(config)
       assert.deepStrictEqual(yield* venue.balance!, { cash: F.of("1000"), portfolioValue: null })
 
@@ -79,14 +60,7 @@ describe("the Kalshi account", () => {
         const x = yield* fakeKalshi(publicKey, [
           { ticker: "KXA-1", event: "KXA", title: "A", yes: [["0.20", "10"]], no: [["0.60", "10"]] }
         ])
-        const config = Either.getOrThrow(
-          configFromEnv({
-            KALSHI_API_URL: x.apiUrl,
-            KALSHI_WS_URL: x.wsUrl,
-            KALSHI_API_KEY_ID: "k",
-            KALSHI_PRIVATE_KEY: PEM
-          })
-        )
+        const config = tradingConfig(x, PEM)
         const venue = yield* makeKalshiVenue(config)
         assert.strictEqual((yield* venue.market("KXA-1"))?.status, "open")
         yield* venue.book("KXA-1") // watched: the market channels are subscribed for it

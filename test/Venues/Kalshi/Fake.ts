@@ -1,11 +1,13 @@
 /** A fake Kalshi exchange on loopback, written from the venue's API descriptions: REST and WebSocket, every signature checked, a small matching book. */
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { type KeyObject } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { type WebSocket, WebSocketServer } from "ws"
 import * as F from "../../../src/Domain/Fixed.ts"
+import type { PlaceOrderRequest } from "../../../src/Services/VenueGateway.ts"
 import { signingMessage, verifyMessage } from "../../../src/Venues/Kalshi/Signing.ts"
+import { configFromEnv } from "../../../src/Venues/Kalshi/Venue.ts"
 import type { SentRequest } from "./Spec.ts"
 
 const f = F.of
@@ -725,3 +727,28 @@ export const fakeKalshi = (publicKey: KeyObject, specs: ReadonlyArray<FakeMarket
     }),
     (fake) => Effect.promise(() => fake.stop())
   )
+
+/** The venue's settings pointed at a fake exchange, trading with the key whose public half the fake holds. */
+export const tradingConfig = (fake: FakeKalshi, privateKeyPem: string) =>
+  Either.getOrThrow(
+    configFromEnv({
+      KALSHI_API_URL: fake.apiUrl,
+      KALSHI_WS_URL: fake.wsUrl,
+      KALSHI_API_KEY_ID: "k",
+      KALSHI_PRIVATE_KEY: privateKeyPem
+    })
+  )
+
+/** A resting buy of 5 at 0.30 on KXA-1, with what a test changes. */
+export const orderOn = (over: Partial<PlaceOrderRequest>): PlaceOrderRequest => ({
+  clientOrderId: "c",
+  nativeId: "KXA-1",
+  side: "buy",
+  price: F.of("0.3"),
+  amount: F.of("5"),
+  timeInForce: "gtc",
+  postOnly: false,
+  reduceOnly: false,
+  expiresAt: null,
+  ...over
+})

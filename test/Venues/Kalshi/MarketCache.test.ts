@@ -1,11 +1,11 @@
 /** What the Kalshi venue remembers of a market, and for how long: a market that closes without a word on the socket. */
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import { generateKeyPairSync } from "node:crypto"
 import * as F from "../../../src/Domain/Fixed.ts"
-import { configFromEnv, makeKalshiVenue } from "../../../src/Venues/Kalshi/Venue.ts"
-import { fakeKalshi } from "./Fake.ts"
+import { makeKalshiVenue } from "../../../src/Venues/Kalshi/Venue.ts"
+import { fakeKalshi, orderOn, tradingConfig } from "./Fake.ts"
 
 const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
 const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
@@ -18,15 +18,7 @@ describe("the Kalshi market cache", () => {
       const x = yield* fakeKalshi(publicKey, [
         { ticker: "KXA-1", event: "KXA", title: "A", yes: [["0.20", "10"]], no: [["0.60", "10"]] }
       ])
-      const config = Either.getOrThrow(
-        configFromEnv({
-          KALSHI_API_URL: x.apiUrl,
-          KALSHI_WS_URL: x.wsUrl,
-          KALSHI_API_KEY_ID: "k",
-          KALSHI_PRIVATE_KEY: PEM
-        })
-      )
-      const venue = yield* makeKalshiVenue({ ...config, catalogTtlMs: TTL_MS })
+      const venue = yield* makeKalshiVenue({ ...tradingConfig(x, PEM), catalogTtlMs: TTL_MS })
       const reads = () => x.requests.filter((r) => r.method === "GET" && /\/markets\/KXA-1$/.test(r.path)).length
       const listed = yield* venue.markets
       assert.deepStrictEqual(
@@ -45,19 +37,7 @@ describe("the Kalshi market cache", () => {
       assert.strictEqual(closed?.status, "closed")
       assert.strictEqual(closed?.category, "Test")
       assert.strictEqual(reads(), 1)
-      const refused = yield* Effect.flip(
-        venue.placeOrder({
-          clientOrderId: "c",
-          nativeId: "KXA-1",
-          side: "buy",
-          price: F.of("0.3"),
-          amount: F.of("1"),
-          timeInForce: "gtc",
-          postOnly: false,
-          reduceOnly: false,
-          expiresAt: null
-        })
-      )
+      const refused = yield* Effect.flip(venue.placeOrder(orderOn({ amount: F.of("1") })))
       assert.strictEqual(refused.kind, "market_closed")
       assert.isFalse(x.requests.some((r) => r.method === "POST"))
 
