@@ -10,7 +10,7 @@ import { fakeKalshi, orderOn, tradingConfig } from "./Fake.ts"
 const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
 const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
 
-const TTL_MS = 300
+const TTL_MS = 1_500
 
 describe("the Kalshi market cache", () => {
   it.live("a market read is kept for the catalog's time to live, then read again; a failed read keeps the last", () =>
