@@ -149,7 +149,8 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
   let liveAtEnd = 0
   let stats: ReturnType<Engine["Type"]["stats"]> = { views: 0, woken: 0, wokenByType: {} }
   const timings = replayTimings(() => performance.now())
-  let atStart = structuredClone({ own: timings.own, woken: timings.woken, scheduled: timings.scheduled })
+  const segments = () => structuredClone({ own: timings.own, woken: timings.woken, scheduled: timings.scheduled })
+  let atStart = segments()
   await Effect.runPromise(
     replay({
       tape,
@@ -161,7 +162,7 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
         if (start === 0 && done > first) {
           start = performance.now()
           startedAt = done
-          atStart = structuredClone({ own: timings.own, woken: timings.woken, scheduled: timings.scheduled })
+          atStart = segments()
         }
         if (done === total) {
           end = performance.now()

@@ -145,11 +145,11 @@ export class Journal extends Context.Tag("crossbook/Journal")<
           Effect.suspend(() => {
             if (writing || queued.length > 0) return queue(batch)
             // A store that can write synchronously does it here: nothing can queue meanwhile (a write that fails
-            // throws, and dies, as it would below).
-            const written = store.writeNow(batch)
-            if (written !== undefined) {
-              publish(written)
-              return Effect.succeed(written)
+            // dies, as it would below).
+            const now = writtenNow(batch)
+            if (now !== undefined) {
+              if (Exit.isSuccess(now)) publish(now.value)
+              return now
             }
             writing = true
             countFills(batch, 1)
