@@ -44,6 +44,11 @@ export class VenueError extends Data.TaggedError("VenueError")<{
     "rejected" | "insufficient_funds" | "rate_limited" | "timeout" | "unavailable" | "not_supported" | "market_closed"
   readonly reason: string
   readonly retryAfterS?: number
+  /**
+   * Whether the request certainly never reached the venue (a connection refused, a local rate limit): `false` lets a
+   * placement be rejected at once. Unset, a `timeout` or `unavailable` answer to a placement is an unknown outcome.
+   */
+  readonly sent?: boolean
 }> {}
 
 export type TimeInForce = "gtc" | "gtd" | "ioc" | "fok"
@@ -103,6 +108,22 @@ export type VenueEvent =
   | { readonly _tag: "Book"; readonly nativeId: string; readonly ts: number }
   /** A public trade in a market the venue streams (`watch`), at its YES price. */
   | { readonly _tag: "Trade"; readonly nativeId: string; readonly price: Fixed; readonly ts: number }
+  /**
+   * A market resolved: every YES contract pays `payout` (1 or 0, or the venue's figure for a scalar or void
+   * result), every NO contract 1 − payout.
+   */
+  | { readonly _tag: "Settled"; readonly nativeId: string; readonly payout: Fixed; readonly ts: number }
+  /**
+   * A stream of the venue changed state: `stale` (silent past its bound), `resumed` (reopened with fresh snapshots),
+   * or `resync` (reopened after a gap: what the venue did meanwhile is to be read back, see `fillsSince`).
+   */
+  | {
+      readonly _tag: "Stream"
+      readonly channel: string
+      readonly state: "stale" | "resumed" | "resync"
+      readonly lastMessageAgeMs: number | null
+      readonly ts: number
+    }
 
 /** A venue: public market data plus, where the venue allows it, orders on one account. */
 export interface Venue {
@@ -121,8 +142,15 @@ export interface Venue {
     venueOrderId: string,
     changes: { readonly price?: Fixed; readonly amount?: Fixed }
   ) => Effect.Effect<VenueOrder, VenueError>
-  /** The order with this client id, if the venue has it: how a timed-out placement is reconciled. */
-  readonly orderByClientId: (clientOrderId: string) => Effect.Effect<VenueOrder | undefined, VenueError>
+  /**
+   * The order with this client id, if the venue has it: how a placement whose answer was lost is reconciled.
+   * `undefined` means the venue certainly has no such order. `request` is the placement as it was sent (a venue
+   * that keys orders by their hash, Polymarket, computes it from the request).
+   */
+  readonly orderByClientId: (
+    clientOrderId: string,
+    request?: PlaceOrderRequest
+  ) => Effect.Effect<VenueOrder | undefined, VenueError>
   /** A queue of everything the venue reports from now on, for as long as the scope lasts. */
   readonly subscribe: Effect.Effect<Queue.Dequeue<VenueEvent>, never, Scope.Scope>
 
@@ -133,6 +161,22 @@ export interface Venue {
   readonly positions?: Effect.Effect<ReadonlyArray<VenuePosition>, VenueError>
   /** The account's resting orders on the venue, for reconciling after a restart or a reconnect. */
   readonly openOrders?: Effect.Effect<ReadonlyArray<VenueOrder>, VenueError>
+  /** One order by the venue's id, whatever its state (an order the venue no longer lists as open). */
+  readonly orderById?: (venueOrderId: string) => Effect.Effect<VenueOrder | undefined, VenueError>
+  /**
+   * Every own fill since `since` (ms, inclusive), every page, oldest first: what the desk reads back at start, after
+   * a reconnect and on its periodic reconcile, booking each trade id once.
+   */
+  readonly fillsSince?: (since: number) => Effect.Effect<ReadonlyArray<VenueFill>, VenueError>
+  /** Resolutions of markets the account held, since `since` (ms): a settlement missed while not listening. */
+  readonly settlementsSince?: (
+    since: number
+  ) => Effect.Effect<
+    ReadonlyArray<{ readonly nativeId: string; readonly payout: Fixed; readonly ts: number }>,
+    VenueError
+  >
+  /** The state of each of the venue's streams, for `GET /trading/status`. */
+  readonly streams?: Effect.Effect<ReadonlyArray<StreamStatus>>
   /** Shrinks a resting order to `remaining` contracts left, keeping its place in the queue. */
   readonly decreaseOrder?: (venueOrderId: string, remaining: Fixed) => Effect.Effect<VenueOrder, VenueError>
 
@@ -187,6 +231,15 @@ export interface VenuePosition {
   readonly exposure: Fixed | null
   readonly realizedPnl: Fixed | null
   readonly feesPaid: Fixed | null
+}
+
+/** One stream of a venue (a socket, or a channel of one), for `GET /trading/status`. */
+export interface StreamStatus {
+  readonly channel: string
+  readonly state: "live" | "stale" | "connecting" | "down"
+  /** When the stream last heard anything from the venue (a message or a PONG); null before the first. */
+  readonly lastMessageAt: number | null
+  readonly reconnects: number
 }
 
 /** The state of a venue's order keep-alive, for `GET /trading/status`. */

@@ -25,7 +25,7 @@ export interface Applied {
 /** Applies what a venue reported: fills into the ledger and the order, then status changes. */
 export const applyEvents = Effect.fnUntraced(function* (a: Applied, venue: string, events: ReadonlyArray<VenueEvent>) {
   for (const event of events) {
-    if (event._tag === "Book" || event._tag === "Trade") continue
+    if (event._tag === "Book" || event._tag === "Trade" || event._tag === "Settled" || event._tag === "Stream") continue
     const venueOrderId = event._tag === "Order" ? event.order.venueOrderId : event.fill.venueOrderId
     const order = yield* a.find(venue, venueOrderId)
     if (order === undefined) continue
