@@ -20,7 +20,7 @@ import { isLoopback, readRegistry, registryFile, registryKey, writeRegistryEntry
 import { Auth } from "./Services/Auth.ts"
 import { OrderStore } from "./Services/OrderStore.ts"
 import { VenueGateway } from "./Services/VenueGateway.ts"
-import { Desk } from "./Trading/Desk.ts"
+import { Desk, type DeskConfig } from "./Trading/Desk.ts"
 import { Engine } from "./Engine/Engine.ts"
 import { REGISTRY } from "./Engine/Registry.ts"
 import { Buckets } from "./Trading/Buckets.ts"
@@ -87,6 +87,8 @@ export const deskServices = <E1, E2, E3 = never>(options: {
   readonly auth: Layer.Layer<Auth, E2>
   /** Other venues in place of the embedded sim venue alone (`serve`'s list, a tape-fed one in the simulator). */
   readonly venues?: Layer.Layer<VenueGateway, E3>
+  /** How the desk waits on remote venues and settles lost answers (see `DeskConfig`). */
+  readonly remote?: Pick<DeskConfig, "placementTimeoutMs" | "outcome" | "reconcileEveryMs">
 }) => {
   const base = Layer.mergeAll(
     options.venues ??
@@ -100,7 +102,11 @@ export const deskServices = <E1, E2, E3 = never>(options: {
   )
   const withJournal = Layer.provideMerge(Journal.layerWith({ gather: options.gatherCommits ?? false }), base)
   return Layer.provideMerge(
-    Desk.layer({ startingCash: F.of(options.startingCash ?? "10000"), paperCash: options.paperCash ?? F.of("10000") }),
+    Desk.layer({
+      startingCash: F.of(options.startingCash ?? "10000"),
+      paperCash: options.paperCash ?? F.of("10000"),
+      ...options.remote
+    }),
     withJournal
   )
 }
