@@ -80,7 +80,13 @@ const firstLine = (raw: Buffer | undefined): { readonly text: string; readonly e
  * headers past it, 413 for a body whose length cannot be held, 408 for one that did not arrive in time.
  */
 export const parserRefusal = (code: string | undefined, raw?: Buffer, message = ""): ApiError => {
-  const refuse = (status: number, message: string, field: string, retryable = false, errorCode = "validation_error") =>
+  const refuse = (
+    status: number,
+    message: string,
+    field: string,
+    retryable = false,
+    errorCode: ApiError["code"] = "validation_error"
+  ) =>
     new ApiError({
       status,
       code: errorCode,
