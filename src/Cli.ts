@@ -71,6 +71,8 @@ const venueList = Options.text("venues").pipe(
   Options.optional
 )
 
+const json = Options.boolean("json").pipe(Options.withDescription("Print the answer as JSON"))
+
 const serve = Command.make(
   "serve",
   {
@@ -93,7 +95,8 @@ const tokenCreate = Command.make(
   "create",
   {
     control,
-    name: Options.text("name").pipe(Options.withDescription("A label for the token"), Options.withDefault("owner"))
+    name: Options.text("name").pipe(Options.withDescription("A label for the token"), Options.withDefault("owner")),
+    json
   },
   (options) => Effect.flatMap(stack, (m) => m.tokenCreate(options))
 ).pipe(Command.withDescription("Create another owner token on a control database; the secret is shown once"))
@@ -209,8 +212,6 @@ const asOrders = (answer: unknown): ReadonlyArray<Record<string, unknown>> => {
   const data = (answer as { data?: unknown }).data
   return Array.isArray(data) ? (data as Array<Record<string, unknown>>) : [answer as Record<string, unknown>]
 }
-
-const json = Options.boolean("json").pipe(Options.withDescription("Print the API's answer as JSON"))
 
 /** The account an order command concerns (`sim:paper`, say); the server's own account when not given. */
 const orderAccount = Options.text("account").pipe(

@@ -240,7 +240,7 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
   ],
   serve: ["crossbook serve", "crossbook serve --port 8001 --venues sim", "crossbook serve --env-file kalshi.env"],
   token: ["crossbook token create --name laptop"],
-  "token create": ["crossbook token create", "crossbook token create --name ci"],
+  "token create": ["crossbook token create", "crossbook token create --name ci --json"],
   me: ["crossbook me", "SERVICE_URL=http://127.0.0.1:8001 crossbook me"],
   orders: ["crossbook orders list", "crossbook orders place --market sim:X --side buy --amount 5 --price 0.05"],
   "orders list": [

@@ -351,7 +351,11 @@ export const serve = (options: ServeOptions) =>
   }).pipe(Effect.scoped)
 
 /** `crossbook token create`: another owner token on a control database, its secret printed once. */
-export const tokenCreate = (options: { readonly control: Option.Option<string>; readonly name: string }) =>
+export const tokenCreate = (options: {
+  readonly control: Option.Option<string>
+  readonly name: string
+  readonly json?: boolean
+}) =>
   Effect.gen(function* () {
     // No home lock: this only inserts a token row, in one SQLite transaction, which is safe beside a running server
     // (and the way to give it another owner token); the server reads tokens from the database on each request.
@@ -364,6 +368,9 @@ export const tokenCreate = (options: { readonly control: Option.Option<string>; 
     const issued = yield* Effect.flatMap(Auth, (auth) =>
       auth.createOwnerToken(options.name, { method: "CLI", path: "token create" })
     ).pipe(Effect.provide(authLayer(controlFile)))
+    if (options.json === true) {
+      return yield* Console.log(JSON.stringify({ id: issued.record.id, control: controlFile, token: issued.token }))
+    }
     yield* Console.log(`Owner token ${issued.record.id} on ${controlFile} (shown once):`)
     yield* Console.log(issued.token)
   })

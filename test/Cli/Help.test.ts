@@ -121,6 +121,22 @@ describe("did you mean", () => {
   )
 })
 
+describe("--json where a command prints data", () => {
+  it.live(
+    "token create --json prints one JSON document with the token, and nothing else",
+    () =>
+      Effect.gen(function* () {
+        const ended = yield* run(["token", "create", "--name", "ci", "--json"])
+        assert.strictEqual(ended.code, 0, ended.stderr)
+        const answer = JSON.parse(ended.stdout)
+        assert.match(answer.id, /^tok_/)
+        assert.match(answer.token, /^cb_/)
+        assert.match(answer.control, /control\.db$/)
+      }),
+    120_000
+  )
+})
+
 describe("usage errors", () => {
   it.live(
     "a --control or --db path whose folder does not exist is a usage error naming the flag, exit 2, not 70",
