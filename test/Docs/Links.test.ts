@@ -50,6 +50,10 @@ describe("the docs", () => {
     assert.include(files, "CHANGELOG.md")
   })
 
+  it("no page reads files outside the project (../shared, machine paths)", () => {
+    for (const file of files) assert.notMatch(read(file), /\.\.\/shared|\/work\//, file)
+  })
+
   it("every relative link points at a file that exists, and at a heading of it when it names one", () => {
     const problems: Array<string> = []
     for (const file of files) {
