@@ -351,12 +351,20 @@ export interface Schemas {
     readonly journal_seq: Schemas["Int"]
     readonly venues: ReadonlyArray<string>
     readonly heartbeats: { readonly [key: string]: Schemas["Heartbeat"] }
+    readonly venue_state: { readonly [key: string]: Schemas["VenueState"] }
     readonly time: number
   }
   readonly StopParams: {
     readonly trigger_source?: "touch" | "mid" | "last"
     readonly protection?: string
     readonly max_slippage?: string
+  }
+  readonly Stream: {
+    readonly channel: string
+    readonly state: "live" | "stale" | "connecting" | "down"
+    readonly last_message_at: number | null
+    readonly last_message_age_ms: number | null
+    readonly reconnects: Schemas["Int"]
   }
   readonly Token: {
     readonly id: string
@@ -414,6 +422,16 @@ export interface Schemas {
       readonly fok: boolean | "partial"
       readonly market_order: boolean | "partial"
     }
+  }
+  readonly VenueState: {
+    readonly streams: ReadonlyArray<Schemas["Stream"]>
+    readonly in_flight: Schemas["Int"]
+    readonly unknown_orders: Schemas["Int"]
+    readonly queued: Schemas["Int"]
+    readonly last_reconcile_at: number | null
+    readonly last_reconcile_error: string | null
+    readonly drift: ReadonlyArray<{ readonly [key: string]: unknown }>
+    readonly drift_total: Schemas["Int"]
   }
 }
 
