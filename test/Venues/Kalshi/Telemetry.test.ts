@@ -193,6 +193,48 @@ describe("traces and metrics on the fake Kalshi", () => {
         assert.isAbove(commits.length, 0)
         for (const c of commits) assert.isTrue(ancestors(c).includes(desk!))
         assert.isTrue(collector.services.has("crossbook-test"))
+
+        // a complex order: the engine's reaction (its first slice) reaches the venue in the same request's trace
+        const iceberg = yield* place({
+          side: "buy",
+          type: "iceberg",
+          amount: "4",
+          price: "0.30",
+          params: { display: "1" }
+        })
+        assert.strictEqual(iceberg.status, 201, iceberg.text)
+        const reaction = yield* eventually(
+          Effect.sync(() =>
+            collector.spans.find((s) => s.name === "engine.reaction" && attr(s, "parent.id") === iceberg.body.id)
+          ),
+          (s) => s !== undefined
+        )
+        assert.strictEqual(attr(reaction!, "parent.type"), "iceberg")
+        const slice = yield* eventually(
+          Effect.sync(() =>
+            collector.spans.find(
+              (s) =>
+                s.name === `venue ${CREATE}` &&
+                s.parentSpanId !== undefined &&
+                s.traceId === reaction!.traceId &&
+                s !== venueSpan
+            )
+          ),
+          (s) => s !== undefined
+        )
+        // the spans above it end later: the chain is read once the request's own span is in
+        const above = yield* eventually(
+          Effect.sync(() => {
+            const all = new Map(collector.spans.map((s) => [s.spanId, s]))
+            const names: Array<string> = []
+            for (let p = all.get(slice!.parentSpanId ?? ""); p !== undefined; p = all.get(p.parentSpanId ?? "")) {
+              names.push(p.name)
+            }
+            return names
+          }),
+          (names) => names.some((n) => n.startsWith("http.server"))
+        )
+        assert.includeMembers(above, ["engine.reaction", "engine.create"], above.join(" < "))
       }).pipe(Effect.provide(tracedServer)),
     30_000
   )
