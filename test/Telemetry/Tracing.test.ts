@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Effect, Layer, Tracer } from "effect"
+import { currentTracing, makeInstruments, observeVenueRequest, Telemetry } from "../../src/Telemetry/Telemetry.ts"
 import { tracingLayer } from "../../src/Telemetry/Tracing.ts"
 import { OwnerToken, request, testServer } from "../Http/TestServer.ts"
 
@@ -44,6 +46,36 @@ describe("tracing off", () => {
         Effect.provide(testServer().pipe(Layer.provide(tracingLayer({})), Layer.provide(recording(off))))
       )
       assert.deepStrictEqual(off, [])
+    })
+  )
+})
+
+describe("venue requests", () => {
+  it.effect("are measured and, traced, carry no trace header to the venue", () =>
+    Effect.gen(function* () {
+      const sent: Array<Record<string, string>> = []
+      const client = HttpClient.make((request) =>
+        Effect.sync(() => {
+          sent.push({ ...request.headers })
+          return HttpClientResponse.fromWeb(request, new Response("{}", { status: 429 }))
+        })
+      )
+      const m = makeInstruments()
+      const call = client.execute(HttpClientRequest.post("http://venue.test/portfolio/events/orders/ab12"))
+      // A traced call without the wrapper would tell the venue its trace id; with it, it does not.
+      yield* call.pipe(Effect.locally(currentTracing, true), Effect.withSpan("outer"))
+      yield* call.pipe(
+        observeVenueRequest("kalshi", "POST", "/portfolio/events/orders/ab12"),
+        Effect.locally(currentTracing, true),
+        Effect.provideService(Telemetry, m),
+        Effect.withSpan("outer")
+      )
+      assert.isDefined(sent[0]!["traceparent"])
+      assert.isUndefined(sent[1]!["traceparent"])
+      const route = "POST /portfolio/events/orders/{id}"
+      assert.strictEqual(m.venueRequest.count(["kalshi", route]), 1)
+      assert.strictEqual(m.venueRequests.get(["kalshi", route, "429"]), 1)
+      assert.strictEqual(m.venueRateLimited.get(["kalshi", route]), 1)
     })
   )
 })
