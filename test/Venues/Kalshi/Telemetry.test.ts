@@ -258,10 +258,18 @@ describe("traces and metrics on the fake Kalshi", () => {
         })
         const limited = yield* place({ side: "buy", type: "limit", amount: "1", price: "0.2" })
         assert.strictEqual(limited.status, 429, limited.text)
+        const iceberg = yield* place({
+          side: "buy",
+          type: "iceberg",
+          amount: "4",
+          price: "0.30",
+          params: { display: "1" }
+        })
+        assert.strictEqual(iceberg.status, 201, iceberg.text)
         const after = yield* eventually(scrape, (m) => sampleValue(m, "crossbook_fills_total", { venue: "kalshi" }) > 0)
         const moved = (name: string, labels: Record<string, string>) =>
           sampleValue(after, name, labels) - sampleValue(before, name, labels)
-        assert.strictEqual(moved("crossbook_orders_placed_total", { venue: "kalshi", type: "limit" }), 2)
+        assert.strictEqual(moved("crossbook_orders_placed_total", { venue: "kalshi", type: "limit" }), 3)
         assert.strictEqual(
           moved("crossbook_orders_refused_total", { venue: "kalshi", by: "venue", reason: "rate_limited" }),
           1
@@ -271,14 +279,17 @@ describe("traces and metrics on the fake Kalshi", () => {
         assert.strictEqual(moved("crossbook_venue_rate_limited_total", { venue: "kalshi", route: CREATE }), 1)
         assert.strictEqual(
           moved("crossbook_venue_requests_total", { venue: "kalshi", route: CREATE, status: "201" }),
-          2
+          3
         )
         assert.strictEqual(
           moved("crossbook_venue_request_duration_seconds_count", { venue: "kalshi", route: CREATE }),
-          3
+          4
         )
         assert.isAbove(moved("crossbook_journal_commit_duration_seconds_count", {}), 0)
         assert.isAbove(sampleValue(after, "crossbook_process_memory_bytes", { kind: "rss" }), 0)
+        // the iceberg is a parent placed, held live, and its first slice a limit placed on the venue
+        assert.strictEqual(moved("crossbook_orders_placed_total", { venue: "kalshi", type: "iceberg" }), 1)
+        assert.strictEqual(sampleValue(after, "crossbook_parents_live", { type: "iceberg" }), 1)
         assert.strictEqual(sampleValue(after, "crossbook_parents_live", { type: "twap" }), 0)
         assert.strictEqual(after.get("crossbook_venue_request_duration_seconds")?.type, "histogram")
         for (const f of after.values()) {
