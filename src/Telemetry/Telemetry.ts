@@ -3,7 +3,9 @@ import { Context, Effect, Exit, FiberRef } from "effect"
 import { HttpClient } from "@effect/platform"
 import { globalValue } from "effect/GlobalValue"
 import { performance } from "node:perf_hooks"
+import { COMPLEX_TYPES } from "../Domain/Order.ts"
 import type { JournalEvent } from "../Services/OrderStore.ts"
+import type { Venue } from "../Services/VenueGateway.ts"
 import { type Counter, type Gauge, type Histogram, Registry } from "./Metrics.ts"
 
 /** The server's metric families, `crossbook_<what>_<unit>[_total]`. */
@@ -214,3 +216,38 @@ export const observeVenueRequest =
         })
       )
     })
+
+const STREAM_STATES = ["live", "stale", "connecting", "down"] as const
+
+/**
+ * Sets the gauges that are read at scrape time rather than kept: each venue's streams (venues without `streams` are
+ * skipped), the live parents by type, the process' memory.
+ */
+export const readGauges = (
+  m: Instruments,
+  venues: ReadonlyArray<Pick<Venue, "info" | "streams">>,
+  liveByType: Readonly<Partial<Record<string, number>>>,
+  now: number
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    m.streamLastMessageAge.clear()
+    m.streamUp.clear()
+    for (const venue of venues) {
+      if (venue.streams === undefined) continue
+      const id = venue.info.id
+      for (const s of yield* venue.streams) {
+        m.streamReconnects.setTotal([id, s.channel], s.reconnects)
+        if (s.lastMessageAt !== null) {
+          m.streamLastMessageAge.set([id, s.channel], Math.max(0, now - s.lastMessageAt) / 1000)
+        }
+        for (const state of STREAM_STATES) m.streamUp.set([id, s.channel, state], s.state === state ? 1 : 0)
+      }
+    }
+    for (const type of COMPLEX_TYPES) m.parentsLive.set([type], liveByType[type] ?? 0)
+    const memory = process.memoryUsage()
+    m.memory.set(["rss"], memory.rss)
+    m.memory.set(["heap_used"], memory.heapUsed)
+    m.memory.set(["heap_total"], memory.heapTotal)
+    m.memory.set(["external"], memory.external)
+    m.up.set([], 1)
+  })

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import { Registry } from "../../src/Telemetry/Metrics.ts"
-import { makeInstruments, routeOf, tally } from "../../src/Telemetry/Telemetry.ts"
+import { makeInstruments, readGauges, routeOf, tally } from "../../src/Telemetry/Telemetry.ts"
 import { otlpHeaders, tracesUrl } from "../../src/Telemetry/Tracing.ts"
 import { parsePrometheus, sampleValue } from "./Prometheus.ts"
 
@@ -114,6 +114,44 @@ describe("what the server counts", () => {
     assert.strictEqual(m.journalEvents.get(), 6)
     parsePrometheus(m.registry.render())
   })
+
+  it.effect("streams of the venues that report them, live parents by type, memory: read at scrape time", () =>
+    Effect.gen(function* () {
+      const m = makeInstruments()
+      const info = (id: string) => ({ id }) as any
+      const venues = [
+        {
+          info: info("kalshi"),
+          streams: Effect.succeed([
+            { channel: "orderbook", state: "live" as const, lastMessageAt: 9_500, reconnects: 2 },
+            { channel: "fills", state: "connecting" as const, lastMessageAt: null, reconnects: 0 }
+          ])
+        },
+        { info: info("sim") }
+      ]
+      yield* readGauges(m, venues, { twap: 3 }, 10_000)
+      const parsed = parsePrometheus(m.registry.render())
+      const k = { venue: "kalshi", channel: "orderbook" }
+      assert.strictEqual(sampleValue(parsed, "crossbook_venue_stream_reconnects_total", k), 2)
+      assert.strictEqual(sampleValue(parsed, "crossbook_venue_stream_last_message_age_seconds", k), 0.5)
+      assert.strictEqual(sampleValue(parsed, "crossbook_venue_stream_up", { ...k, state: "live" }), 1)
+      assert.strictEqual(sampleValue(parsed, "crossbook_venue_stream_up", { ...k, state: "stale" }), 0)
+      assert.strictEqual(
+        sampleValue(parsed, "crossbook_venue_stream_up", { venue: "kalshi", channel: "fills", state: "connecting" }),
+        1
+      )
+      // no message yet: no age; a venue without streams: no series
+      const ages = parsed.get("crossbook_venue_stream_last_message_age_seconds")!.samples
+      assert.deepStrictEqual(
+        ages.map((a) => a.labels["channel"]),
+        ["orderbook"]
+      )
+      assert.isFalse(parsed.get("crossbook_venue_stream_up")!.samples.some((x) => x.labels["venue"] === "sim"))
+      assert.strictEqual(sampleValue(parsed, "crossbook_parents_live", { type: "twap" }), 3)
+      assert.strictEqual(sampleValue(parsed, "crossbook_parents_live", { type: "oco" }), 0)
+      assert.isAbove(sampleValue(parsed, "crossbook_process_memory_bytes", { kind: "heap_used" }), 0)
+    })
+  )
 
   it.effect("the OpenTelemetry variables: endpoint, traces endpoint, headers", () =>
     Effect.sync(() => {
