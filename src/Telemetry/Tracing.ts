@@ -1,9 +1,7 @@
 /** Traces over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; with no endpoint, no span is made at all. */
-import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
-import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import { HttpMiddleware } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Duration, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { VERSION } from "../Version.ts"
 import { currentTracing } from "./Telemetry.ts"
 
@@ -53,14 +51,23 @@ export const tracingLayer = (env: Env): Layer.Layer<never> => {
   if (url === undefined) return off
   const protocol = set(env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"]) ?? set(env["OTEL_EXPORTER_OTLP_PROTOCOL"])
   const delay = Number(set(env["OTEL_BSP_SCHEDULE_DELAY"]) ?? "5000")
-  const exporter = OtlpTracer.layer({
-    url,
-    resource: { serviceName: set(env["OTEL_SERVICE_NAME"]) ?? "crossbook", serviceVersion: VERSION },
-    headers: otlpHeaders(set(env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"]) ?? env["OTEL_EXPORTER_OTLP_HEADERS"]),
-    exportInterval: Duration.millis(Number.isFinite(delay) && delay > 0 ? delay : 5000)
-  }).pipe(
-    Layer.provide(protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
-    Layer.provide(NodeHttpClient.layerUndici)
+  // The exporter's modules are loaded only when there is somewhere to send spans.
+  const exporter = Layer.unwrapEffect(
+    Effect.promise(async () => {
+      const [OtlpTracer, OtlpSerialization] = await Promise.all([
+        import("@effect/opentelemetry/OtlpTracer"),
+        import("@effect/opentelemetry/OtlpSerialization")
+      ])
+      return OtlpTracer.layer({
+        url,
+        resource: { serviceName: set(env["OTEL_SERVICE_NAME"]) ?? "crossbook", serviceVersion: VERSION },
+        headers: otlpHeaders(set(env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"]) ?? env["OTEL_EXPORTER_OTLP_HEADERS"]),
+        exportInterval: Duration.millis(Number.isFinite(delay) && delay > 0 ? delay : 5000)
+      }).pipe(
+        Layer.provide(protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
+        Layer.provide(NodeHttpClient.layer)
+      )
+    })
   )
   return Layer.mergeAll(exporter, Layer.locallyScoped(currentTracing, true))
 }
