@@ -181,7 +181,7 @@ const statusOf = (a: Answer): number => ("status" in a ? a.status : a.r.status)
 
 /**
  * Measures one venue REST request (its latency by venue and route, its answer, 429s) and, when spans are exported, puts
- * it in a span with the venue, route, status and retry, sending no trace header to the venue. `self` answers the
+ * it in a span with the venue, route, status and retry (and no header or URL), sending no trace header to the venue. `self` answers the
  * response (or `{r: response}`); a failure with a `kind` of `timeout` counts as a timeout.
  */
 export const observeVenueRequest =
@@ -208,7 +208,9 @@ export const observeVenueRequest =
       if (!fiber.getFiberRef(currentTracing)) return measured
       return measured.pipe(
         Effect.tap((a) => Effect.annotateCurrentSpan("http.response.status_code", statusOf(a))),
-        Effect.locally(HttpClient.currentTracerPropagation, false),
+        // The HTTP client's own span would carry the venue's signed headers (a passphrase among them) and tell the
+        // venue our trace id: this span is the only one.
+        Effect.locally(HttpClient.currentTracerDisabledWhen, () => true),
         Effect.withSpan(`venue ${route}`, {
           kind: "client",
           captureStackTrace: false,

@@ -69,5 +69,13 @@ export const tracingLayer = (env: Env): Layer.Layer<never> => {
       )
     })
   )
-  return Layer.mergeAll(exporter, Layer.locallyScoped(currentTracing, true))
+  return Layer.mergeAll(
+    exporter,
+    Layer.locallyScoped(currentTracing, true),
+    // A socket lives as long as its client, and a token may ride in its URL (`?key=`): neither makes a span.
+    Layer.locallyScoped(
+      HttpMiddleware.currentTracerDisabledWhen,
+      (request) => request.headers["upgrade"] !== undefined || /[?&]key=/i.test(request.url)
+    )
+  )
 }

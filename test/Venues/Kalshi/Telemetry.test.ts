@@ -193,6 +193,19 @@ describe("traces and metrics on the fake Kalshi", () => {
         assert.isAbove(commits.length, 0)
         for (const c of commits) assert.isTrue(ancestors(c).includes(desk!))
         assert.isTrue(collector.services.has("crossbook-test"))
+        // no span of the venue's HTTP client (its signed headers), no secret in any span
+        const token = yield* Owner
+        const leaked = yield* request("GET", `/trading/me?key=${token}`)
+        assert.strictEqual(leaked.status, 401, leaked.text)
+        yield* Effect.sleep("300 millis")
+        // (the test's own client, calling the server, makes client spans of its own: they are left out)
+        const kalshiUrl = (yield* Exchange).apiUrl
+        const clientSpans = collector.spans.filter((s) => s.name.startsWith("http.client"))
+        assert.isFalse(clientSpans.some((s) => String(attr(s, "url.full")).startsWith(kalshiUrl)))
+        const serverSide = collector.spans.filter((s) => !s.name.startsWith("http.client"))
+        assert.isFalse(serverSide.some((s) => s.kind === 2 && attr(s, "url.path") === "/trading/me"))
+        assert.notInclude(JSON.stringify(serverSide), token)
+        assert.notInclude(JSON.stringify(collector.spans), PEM.slice(40, 80))
 
         // a complex order: the engine's reaction (its first slice) reaches the venue in the same request's trace
         const iceberg = yield* place({
