@@ -16,6 +16,7 @@ import { parentFigures } from "./bench/parents.ts"
 import { serverFigures } from "./bench/server.ts"
 import { startupFigures } from "./bench/startup.ts"
 import { sweepFigures } from "./bench/sweep.ts"
+import { tracingFigures } from "./bench/tracing.ts"
 import { venueFigures } from "./bench/venues.ts"
 import * as F from "../src/Domain/Fixed.ts"
 import type { MarketView, ParentSpec } from "../src/Engine/Core.ts"
@@ -216,6 +217,10 @@ for (const f of await isolationFigures()) report(f)
 // 7b. The server under load against a bare node:http server and the same route on a minimal HttpApi server.
 progress("server under autocannon")
 for (const f of await serverFigures()) report(f)
+
+// 7c. The same server exporting its spans over OTLP to a collector in this process, against tracing off.
+progress("tracing on and off")
+for (const f of await tracingFigures()) report(f)
 
 // 8. A stop on the fake Kalshi and Polymarket exchanges: a streamed book change to its child reaching the exchange.
 progress("venue reaction (fake Kalshi and Polymarket)")

@@ -25,6 +25,7 @@ import { Engine } from "./Engine/Engine.ts"
 import { REGISTRY } from "./Engine/Registry.ts"
 import { Buckets } from "./Trading/Buckets.ts"
 import { Journal } from "./Trading/Journal.ts"
+import { tracingLayer } from "./Telemetry/Tracing.ts"
 import { FaultPlan, type FaultRule, makeSimVenues } from "./Venues/SimVenue.ts"
 import { localMatchingLayer } from "./Matching/Local.ts"
 import { MatchingClient, serviceApiKey } from "./Services/MatchingClient.ts"
@@ -353,7 +354,9 @@ export const serve = (options: ServeOptions) =>
         ).pipe(Layer.provideMerge(boundPort(options.host, options.port)))
       )
     )
-    return yield* Layer.launch(HttpServeLive.pipe(HttpServer.withLogAddress, Layer.provide(afterBind)))
+    return yield* Layer.launch(
+      HttpServeLive.pipe(HttpServer.withLogAddress, Layer.provide(afterBind), Layer.provide(tracingLayer(process.env)))
+    )
   }).pipe(Effect.scoped)
 
 /** `crossbook token create`: another owner token on a control database, its secret printed once. */

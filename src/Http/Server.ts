@@ -15,6 +15,7 @@ import { UiRoute } from "./Ui.ts"
 import { BucketsLive } from "./Buckets/Http.ts"
 import { DeskLive } from "./Desk/Http.ts"
 import { MetaLive } from "./Meta/Http.ts"
+import { MetricsLive } from "./Metrics/Http.ts"
 import { redact } from "./Redact.ts"
 import { AuthorizationLive } from "./Security.ts"
 import { TradingLive } from "./Trading/Http.ts"
@@ -22,7 +23,7 @@ import { VenuesLive } from "./Venues/Http.ts"
 
 /** The API with its handlers; needs the seams the handlers use. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([MetaLive, VenuesLive, TradingLive, DeskLive, BucketsLive]),
+  Layer.provide([MetaLive, VenuesLive, TradingLive, DeskLive, BucketsLive, MetricsLive]),
   Layer.provide(AuthorizationLive)
 )
 
