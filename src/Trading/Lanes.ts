@@ -34,12 +34,14 @@ export const makeLanes = (scope: Scope.Scope): Lanes => {
     })
   return {
     admit: <A, E>(key: string, work: Effect.Effect<A, E>) =>
-      Effect.flatMap(laneOf(key), (lane) =>
+      Effect.flatMap(Effect.zip(laneOf(key), Effect.option(Effect.currentParentSpan)), ([lane, parent]) =>
         Effect.suspend(() => {
+          // The work runs in the lane's fiber, under the caller's span: a trace follows a request into its lane.
+          const traced = parent._tag === "Some" ? Effect.withParentSpan(work, parent.value) : work
           const done = Effect.runSync(Deferred.make<A, E>())
           lane.depth++
           const run = Effect.uninterruptible(
-            Effect.flatMap(Effect.exit(work), (exit: Exit.Exit<A, E>) =>
+            Effect.flatMap(Effect.exit(traced), (exit: Exit.Exit<A, E>) =>
               Effect.zipRight(
                 Effect.sync(() => {
                   lane.depth--
