@@ -20,7 +20,7 @@ import {
   vectorFromArray,
   type DataType
 } from "apache-arrow"
-import { closeSync, createWriteStream, fstatSync, openSync, readSync } from "node:fs"
+import { closeSync, createWriteStream, fstatSync, openSync, readFileSync, readSync } from "node:fs"
 import { once } from "node:events"
 import * as F from "../src/Domain/Fixed.ts"
 import { formatTapeLine, parseHeaderLine, type TapeEvent, type TapeHeader } from "./Tape.ts"
@@ -273,11 +273,11 @@ class TapeFileWriter extends RecordBatchFileWriter {
   }
 }
 
-/** A whole tape as the bytes of an Arrow IPC file, in memory. */
-export const arrowTapeBytes = (header: TapeHeader, events: Iterable<TapeEvent>): Uint8Array => {
+/** A whole tape as the bytes of an Arrow IPC file, in memory, `rows` events a batch. */
+export const arrowTapeBytes = (header: TapeHeader, events: Iterable<TapeEvent>, rows = BATCH_ROWS): Uint8Array => {
   const writer = new TapeFileWriter()
   writer.reset(undefined, arrowTapeSchema(header))
-  for (const batch of arrowTapeBatches(header, events)) writer.write(batch)
+  for (const batch of arrowTapeBatches(header, events, rows)) writer.write(batch)
   return writer.finish().toUint8Array(true)
 }
 
@@ -310,13 +310,7 @@ export const isArrowTape = (bytes: Uint8Array): boolean =>
  * The IPC stream inside the bytes: a file is its 8-byte magic, the stream of its schema and batches, then a footer the
  * stream's end marker keeps the reader from, so a file reads a batch at a time like a stream.
  */
-function* streamChunks(source: string | Uint8Array, read: { bytes: number; size: number }): Generator<Uint8Array> {
-  if (typeof source !== "string") {
-    read.size = source.byteLength
-    read.bytes = source.byteLength
-    yield MAGIC.every((b, i) => source[i] === b) ? source.subarray(8) : source
-    return
-  }
+function* streamChunks(source: string, read: { bytes: number; size: number }): Generator<Uint8Array> {
   const fd = openSync(source, "r")
   try {
     read.size = fstatSync(fd).size
@@ -335,8 +329,9 @@ function* streamChunks(source: string | Uint8Array, read: { bytes: number; size:
   }
 }
 
+/** Refuses the event numbered `row` (from 1), or the tape's column when `row` is 0. */
 const fail = (row: number, what: string): never => {
-  throw new Error(`arrow tape event ${row}: ${what}`)
+  throw new Error(row === 0 ? `arrow tape: ${what}` : `arrow tape event ${row}: ${what}`)
 }
 
 const ALL = () => true
@@ -357,7 +352,7 @@ const keys = (data: Data, values: ReadonlyArray<string>, name: string): Array<st
   const indices = data.values as Int8Array | Int32Array
   const valid = validity(data)
   for (let i = 0; i < data.length; i++) {
-    out[i] = valid(i) ? (mapping[indices[i]!] ?? fail(i, `${name} out of range`)) : null
+    out[i] = valid(i) ? (mapping[indices[i]!] ?? fail(0, `${name} key out of range`)) : null
   }
   return out
 }
@@ -375,7 +370,7 @@ const ints = (data: Data, width: number, name: string): Float64Array => {
     }
     const hi = words[i * width + 1]!
     if (hi >= 0x200000 || (width === 4 && (words[i * 4 + 2] !== 0 || words[i * 4 + 3] !== 0))) {
-      fail(i, `${name} is negative or too large`)
+      fail(0, `${name} holds a value that is negative or too large`)
     }
     out[i] = hi * TWO32 + words[i * width]!
   }
@@ -534,8 +529,27 @@ const eventsOf = (
  */
 export const readArrowTape = (source: string | Uint8Array): TapeStream => {
   const read = { bytes: 0, size: 0 }
-  const reader = RecordBatchReader.from(streamChunks(source, read))
-  reader.open()
+  const open = () => {
+    // Bytes in memory are read through the file's footer; a file on disk front to back, a batch at a time (a file
+    // without the schema message ahead of its batches, as some writers leave it, is read whole instead).
+    if (typeof source !== "string") {
+      read.size = read.bytes = source.byteLength
+      return RecordBatchReader.from(source).open()
+    }
+    try {
+      return RecordBatchReader.from(streamChunks(source, read)).open()
+    } catch {
+      const bytes = readFileSync(source)
+      read.size = read.bytes = bytes.byteLength
+      return RecordBatchReader.from(bytes).open()
+    }
+  }
+  let reader: RecordBatchReader
+  try {
+    reader = open()
+  } catch (e) {
+    throw new Error(`not an Arrow tape: ${e instanceof Error ? e.message : String(e)}`)
+  }
   const schema = reader.schema
   if (schema === undefined || schema === null) throw new Error("not an Arrow tape: no schema")
   const line = schema.metadata.get(HEADER_KEY)
@@ -553,7 +567,7 @@ export const readArrowTape = (source: string | Uint8Array): TapeStream => {
       *[Symbol.iterator]() {
         const state = { lastTs: -1, row: 1 }
         const text = makeFormat()
-        for (const batch of reader) yield* eventsOf(batch as RecordBatch, header, state, text)
+        for (const batch of reader) if (batch.numRows > 0) yield* eventsOf(batch as RecordBatch, header, state, text)
       }
     }
   }
