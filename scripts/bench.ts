@@ -15,6 +15,7 @@ import { parentFigures } from "./bench/parents.ts"
 import { serverFigures } from "./bench/server.ts"
 import { startupFigures } from "./bench/startup.ts"
 import { sweepFigures } from "./bench/sweep.ts"
+import { tapeFigures } from "./bench/tapes.ts"
 import { venueFigures } from "./bench/venues.ts"
 import * as F from "../src/Domain/Fixed.ts"
 import type { MarketView, ParentSpec } from "../src/Engine/Core.ts"
@@ -29,8 +30,8 @@ const report = (f: Figure) => {
 const progress = (what: string) => process.stderr.write(`bench: ${what}…\n`)
 /**
  * The sections to run: names given as arguments (`npm run bench -- replay sweep`) or in `BENCH_ONLY` (comma-separated),
- * else all of them. Sections: cores, largest, engine, replay, parents, matching, startup, history, sweep, desk, server,
- * venues.
+ * else all of them. Sections: cores, largest, engine, replay, tapes, parents, matching, startup, history, sweep, desk,
+ * server, venues.
  */
 const only = new Set(
   [...process.argv.slice(2), ...(process.env["BENCH_ONLY"] ?? "").split(",")].map((s) => s.trim()).filter((s) => s)
@@ -191,6 +192,12 @@ if (want("replay")) {
     target: ">= 300000 inputs/s",
     events
   })
+}
+
+// 3b. The Arrow tape against the NDJSON one, read alone and replayed; the heap of a replay streaming a long tape.
+if (want("tapes")) {
+  progress("tapes")
+  for (const f of await tapeFigures()) report(f)
 }
 
 // 4. Restore from SQLite, heap per live parent, reaction time.
