@@ -232,7 +232,9 @@ export const runHistoryTrades = (o: RangeOptions) =>
   )
 
 /** `crossbook history tape`: a market's recorded history written as a tape. */
-export const runHistoryTape = (o: RangeOptions & { readonly out: string }) =>
+export const runHistoryTape = (
+  o: RangeOptions & { readonly out: string; readonly format?: Option.Option<"ndjson" | "arrow"> }
+) =>
   historyClient((client) =>
     Effect.gen(function* () {
       const [start, end] = yield* range(o)
@@ -240,8 +242,17 @@ export const runHistoryTape = (o: RangeOptions & { readonly out: string }) =>
       const tape = yield* tapes
         .tapeFromHistory(client, o.id, start, end)
         .pipe(Effect.catchTag("TapesUnavailable", (error) => new HostedError({ message: error.message })))
-      writeFileSync(o.out, tape.text)
-      if (o.json) return yield* Console.log(JSON.stringify({ market_id: o.id, out: o.out, events: tape.events }))
+      const format = Option.getOrElse(o.format ?? Option.none(), () =>
+        /\.(arrow|feather|ipc)$/i.test(o.out) ? "arrow" : "ndjson"
+      )
+      if (format === "arrow") {
+        const bytes = yield* tapes
+          .arrowOf(tape.text)
+          .pipe(Effect.mapError((error) => new HostedError({ message: error.message })))
+        writeFileSync(o.out, bytes)
+      } else writeFileSync(o.out, tape.text)
+      if (o.json)
+        return yield* Console.log(JSON.stringify({ market_id: o.id, out: o.out, events: tape.events, format }))
       yield* Console.log(`wrote ${tape.events} events of ${o.id} to ${o.out}`)
     })
   )
