@@ -1,5 +1,6 @@
 /** Text of market questions made comparable: normalised characters, canonical phrases, stemmed content words. */
 import { stemmer } from "stemmer"
+import { applyAliases } from "./Aliases.ts"
 
 /** Lower case, accents and typographic quotes removed, `&` spelled out, spaces collapsed. */
 export const normalize = (text: string): string =>
@@ -7,6 +8,14 @@ export const normalize = (text: string): string =>
     .normalize("NFKD")
     .replace(/[\u0300-\u036f]/g, "")
     .toLowerCase()
+    .replace(/[łŀ]/g, "l")
+    .replace(/ø/g, "o")
+    .replace(/ß/g, "ss")
+    .replace(/æ/g, "ae")
+    .replace(/œ/g, "oe")
+    .replace(/[đð]/g, "d")
+    .replace(/ı/g, "i")
+    .replace(/þ/g, "th")
     .replace(/[\u2018\u2019\u201b`]/g, "'")
     .replace(/[\u201c\u201d"*]/g, " ")
     .replace(/[\u2013\u2014]/g, "-")
@@ -271,7 +280,7 @@ const stemOf = (word: string): string => {
 
 /** Rewrites the phrases that name one thing several ways to one token each. */
 export const rewrite = (normalized: string): string => {
-  let text = ` ${normalized} `
+  let text = ` ${applyAliases(normalized)} `
   for (const [re, to, hints] of PHRASES) if (hints.some((h) => text.includes(h))) text = text.replace(re, to)
   // an award's category is what is won: "Best Picture" is never "Best Adapted Screenplay"
   if (text.includes("best "))

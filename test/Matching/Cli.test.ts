@@ -126,7 +126,27 @@ describe("crossbook match", () => {
         crypto_refused: 1,
         crypto_cases: 1
       })
-      assert.deepStrictEqual(summary.relations.none, { cases: 1, tp: 1, fp: 0, fn: 0, tn: 0, unlabelled: 0 })
+      assert.deepStrictEqual(
+        lines.map((l) => [l.verdict, l.candidate, l.reasons]),
+        [
+          ["matched", null, []],
+          ["matched", null, []],
+          ["matched", null, []],
+          ["none", null, []]
+        ]
+      )
+      assert.strictEqual(summary.uncertain, 0)
+      assert.deepStrictEqual(summary.relations.none, {
+        cases: 1,
+        tp: 1,
+        fp: 0,
+        fn: 0,
+        tn: 0,
+        uncertain: 0,
+        unlabelled: 0,
+        precision: 1,
+        recall: null
+      })
     })
   )
 
