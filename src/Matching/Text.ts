@@ -84,12 +84,12 @@ const PHRASES: ReadonlyArray<readonly [RegExp, string, ReadonlyArray<string>]> =
     ["no change", "hold", "pause", "maintain", "keep"]
   ],
   [
-    /\b(?:cuts?|decreases?|lowers?|reduces?)(?= (?:interest )?rates?\b| by \d| >?\d+ ?(?:bps|basis points)\b)/g,
+    /\b(?:cuts?|decreases?|lowers?|reduces?)(?= (?:interest )?rates?\b| by \d[\d.,]* ?(?:bps|basis points)\b| >?\d+ ?(?:bps|basis points)\b)/g,
     " k_cut ",
     ["cut", "decrease", "lower", "reduce"]
   ],
   [
-    /\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d| >?\d+ ?(?:bps|basis points)\b)/g,
+    /\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d[\d.,]* ?(?:bps|basis points)\b| >?\d+ ?(?:bps|basis points)\b)/g,
     " k_hike ",
     ["hike", "increase", "raise"]
   ],
@@ -262,7 +262,21 @@ const STOP = new Set(
 )
 
 /** Words kept but weighed little: they say what kind of question it is, not which one. */
-export const GENERIC = new Set(["win", "elect", "president", "us", "vote", "trump", "donald"])
+export const GENERIC = new Set([
+  "win",
+  "elect",
+  "president",
+  "us",
+  "vote",
+  "trump",
+  "donald",
+  // verbs of change: a measure rises or increases, the same question either way
+  "increas",
+  "rise",
+  "grow",
+  "fall",
+  "drop"
+])
 
 const AWARD =
   /\bbest ((?:(?:supporting|lead|leading|original|adapted|animated|international|foreign|visual|sound|costume|production|makeup|documentary|short|live action) )*(?:picture|actor|actress|director|screenplay|feature(?: film)?|film|song|score|documentary|cinematography|editing|effects|design|mixing))\b/g
