@@ -44,6 +44,7 @@ export const ALIASES: Readonly<Record<string, AliasGroup>> = {
       ["los angeles clippers", "la clippers", "clippers"],
       ["tampa bay buccaneers", "bucs"],
       ["new england patriots", "pats"],
+      ["san francisco 49ers", "niners", "sf 49ers"],
       ["uconn", "university of connecticut", "connecticut huskies"]
     ]
   },
@@ -97,6 +98,16 @@ export const ALIASES: Readonly<Record<string, AliasGroup>> = {
       ["bls", "bureau of labor statistics"],
       ["bea", "bureau of economic analysis"],
       ["nber", "national bureau of economic research"]
+    ]
+  },
+  people: {
+    about: "people and posts known by their initials",
+    rows: [
+      ["alexandria ocasio-cortez", "aoc"],
+      ["marjorie taylor greene", "mtg"],
+      ["mohammed bin salman", "mbs"],
+      ["director of national intelligence", "dni"],
+      ["health and human services", "hhs"]
     ]
   },
   events: {

@@ -121,6 +121,9 @@ const DATE_RE = new RegExp(
   "g"
 )
 
+/** "between January 15 and December 31, 2025": a window whose end is the deadline. */
+const BETWEEN_DATES = new RegExp(`\\bbetween (${MONTH}(?:\\s+\\d{1,2})?(?:,?\\s+\\d{4})?) and (?=${MONTH})`, "g")
+
 interface Extracted {
   day?: string
   month?: string
@@ -138,6 +141,10 @@ const extractWhen = (text: string): { when: Extracted; rest: string } => {
     return { when, rest: text }
   let rest = text
     .replace(/\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b(?:\s?(?:et|est|edt|utc|pt))?/g, " ")
+    // "on or before D" and "by 11:59 PM on D" are deadlines; "between D1 and D2" ends with D2
+    .replace(/\bon or before\b/g, "by")
+    .replace(/\b(by|before)\s+,?\s*on\b/g, "$1")
+    .replace(BETWEEN_DATES, "from $1 through ")
     .replace(/\bfirst (\d+) days\b/g, (_m, n: string) => {
       when.periods.push(`first${n}days`)
       return " "
@@ -378,7 +385,7 @@ const scopeOf = (title: string, rules: string): Array<string> => {
     )
   if (election) out.push("election")
   else if (
-    /\bnext (?:[a-z]+ )?(?:prime minister|president|leader|chancellor|premier|pope|ceo|chair(?:man)?|governor|mayor|speaker|head)\b/.test(
+    /\bnext (?:[a-z]+ ){0,2}(?:prime minister|president|leader|chancellor|premier|pope|ceo|chair(?:man)?|governor|mayor|speaker|head|secretary[- ]general|supreme leader)\b|\bsuccessors?\b|\bsucceeds?\b/.test(
       text
     )
   )
@@ -389,7 +396,7 @@ const scopeOf = (title: string, rules: string): Array<string> => {
 const COUNT_NOUNS =
   /\b(?:how many|launch(?:es)?|deportations?|seats|tweets|posts|goals|touchdowns|home runs|strikeouts|medals|wins|games|times|bills|executive orders|orders|storms|hurricanes|earthquakes|visits|countries|states|senators|members|votes|cases|deaths|flights|episodes|appearances|mentions|nominations|vetoes|pardons|strikes|points)\b/
 const ONE_DECIMAL =
-  /\bunemployment rate\b|\bu-?3\b|\bcpi\b|\bconsumer price index\b|\binflation\b|\bgdp\b|\bcore pce\b|\bpce\b/
+  /\bunemployment rate\b|\bu-?3\b|\bcpi\b|\bconsumer price index\b|\binflation\b|\bgdp\b|\bcore pce\b|\bpce\b|\bapproval rating\b/
 const PLACES: Readonly<Record<string, string>> = {
   one: "0.1",
   "1": "0.1",
@@ -408,12 +415,16 @@ const stepOf = (title: string, rules: string, q: Quantity | null): string | unde
   const stated =
     /\brounded (?:to|at) (?:the nearest )?(one|two|three|1|2|3) decimal/.exec(rules) ??
     /\b(?:to|at) (one|two|three|1|2|3) decimal places?\b/.exec(rules) ??
+    /\b(one|two|three|1|2|3)[- ]decimal[- ]places?\b/.exec(rules) ??
     /\bnearest (tenth|hundredth|thousandth)\b/.exec(rules)
   if (stated !== null) return PLACES[stated[1]!]
   if (/\bnearest (?:whole number|integer)\b|\bwhole number\b/.test(rules)) return "1"
   const text = `${title} ${rules.slice(0, 400)}`
-  if (q.unit === "%" && q.decimals <= 1 && ONE_DECIMAL.test(text) && !/\bnowcast\b|\bgdpnow\b/.test(text)) return "0.1"
-  if (q.unit === "" && q.decimals === 0 && COUNT_NOUNS.test(title)) return "1"
+  if (/\bpercentage points?\b/.test(text)) return undefined
+  const oneDecimal = ONE_DECIMAL.test(text) && !/\bnowcast\b|\bgdpnow\b/.test(text)
+  if ((q.unit === "%" || q.unit === "") && q.decimals <= 1 && oneDecimal) return "0.1"
+  if (q.unit === "" && q.decimals === 0 && (COUNT_NOUNS.test(title) || COUNT_NOUNS.test(rules.slice(0, 300))))
+    return "1"
   return undefined
 }
 

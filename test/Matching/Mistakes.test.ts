@@ -109,6 +109,23 @@ describe("deadlines: the rules' deadline decides, never the close time", () => {
     assert.deepStrictEqual(verdict(ask([yearLong, december], "x:A")), ["matched", "y:B", []])
   })
 
+  it("a window's end is its deadline: between January 15 and June 30 against before Jan 1, 2027", () => {
+    const window = m(
+      "y",
+      "B",
+      "Widget 2 released in 2026?",
+      poly("Acme releases Widget 2 between January 15 and June 30, 2026, 11:59 PM ET")
+    )
+    assert.deepStrictEqual(verdict(ask([yearLong, window], "x:A")), ["uncertain", "y:B", ["time"]])
+    const onOrBefore = m(
+      "y",
+      "B",
+      "Widget 2 released in 2026?",
+      poly("Acme releases Widget 2 on or before December 31, 2026")
+    )
+    assert.deepStrictEqual(verdict(ask([yearLong, onOrBefore], "x:A")), ["matched", "y:B", []])
+  })
+
   it("a deadline the title states and the other's rules contradict: no match", () => {
     const a = m("x", "A", "Will Jo Park be confirmed as Secretary of Energy by Dec 31, 2026?")
     const b = m(
@@ -199,6 +216,21 @@ describe("equivalent thresholds, by the figure's published precision and the com
       )
     ]
     assert.deepStrictEqual(verdict(ask(stated, "x:A")), ["matched", "y:B", []])
+  })
+
+  it("a precision the rules state as Kalshi does ('the one-decimal place value') is read", () => {
+    const pool = [
+      m(
+        "x",
+        "A",
+        "Will the Acme price index be above 2.6 for the year ending in May 2026?",
+        kalshi(
+          "the Acme price index is above 2.6 for the year ending May 2026 (as represented by the one-decimal place value)"
+        )
+      ),
+      m("y", "B", "Will the Acme price index be at least 2.7 for the year ending in May 2026?")
+    ]
+    assert.deepStrictEqual(verdict(ask(pool, "x:A")), ["matched", "y:B", []])
   })
 
   it("above 3.0% is not at least 3.0%, whatever the precision", () => {
