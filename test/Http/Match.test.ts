@@ -222,25 +222,23 @@ const uncertainMatching = Layer.succeed(MatchingClient, {
 })
 
 describe("the match route shows an uncertain answer with its candidate and reasons", () => {
-  it.layer(testServer({ simVenues: 2, matching: uncertainMatching }))((it) => {
-    it.effect("verdict uncertain, matched null, candidate and reasons apart", () =>
-      Effect.gen(function* () {
-        const sim = yield* marketsOf("sim")
-        const res = yield* get(`/venues/sim/markets/${encodeURIComponent(sim[0].id)}/match`)
-        assert.strictEqual(res.status, 200, res.text)
-        assert.strictEqual(res.body.verdict, "uncertain")
-        assert.isNull(res.body.matched)
-        assert.deepStrictEqual(res.body.candidate, {
-          id: "sim2:x",
-          venue: "sim2",
-          side_map: SAME,
-          score: 0.8
-        })
-        assert.deepStrictEqual(
-          res.body.reasons.map((r: any) => [r.dimension, r.status]),
-          [["time", "differs"]]
-        )
+  it.effect("verdict uncertain, matched null, candidate and reasons apart", () =>
+    Effect.gen(function* () {
+      const sim = yield* marketsOf("sim")
+      const res = yield* get(`/venues/sim/markets/${encodeURIComponent(sim[0].id)}/match`)
+      assert.strictEqual(res.status, 200, res.text)
+      assert.strictEqual(res.body.verdict, "uncertain")
+      assert.isNull(res.body.matched)
+      assert.deepStrictEqual(res.body.candidate, {
+        id: "sim2:x",
+        venue: "sim2",
+        side_map: SAME,
+        score: 0.8
       })
-    )
-  })
+      assert.deepStrictEqual(
+        res.body.reasons.map((r: any) => [r.dimension, r.status]),
+        [["time", "differs"]]
+      )
+    }).pipe(Effect.provide(testServer({ simVenues: 2, matching: uncertainMatching })))
+  )
 })
