@@ -26,6 +26,7 @@ import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
 import { cancelWanted } from "./BulkCancel.ts"
 import { reconcile } from "./Reconcile.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
+import { catchUpSettlements, settleMarket, type Settling } from "./Settlement.ts"
 
 export interface PlaceInput {
   readonly account: string
@@ -299,7 +300,15 @@ const makeDesk = (config: DeskConfig) =>
         })
       })
 
+    // Settlement: positions of a resolved market close at its payout (see Settlement.ts).
+    const settling: Settling = { ledger, write, accounts: gateway.accounts }
+    const settleIn =
+      (paper: boolean): Applied["settle"] =>
+      (venue, nativeId, payout, ts) =>
+        settleMarket(settling, paper, venue, nativeId, payout, ts)
+
     const applied: Applied = {
+      settle: settleIn(false),
       find: Effect.fnUntraced(function* (venue, venueOrderId) {
         const held = memory.byVenue(venue, venueOrderId)
         if (held !== undefined) return held
@@ -317,6 +326,7 @@ const makeDesk = (config: DeskConfig) =>
      */
     const appliedBy = (paper: boolean): Applied => ({
       ...applied,
+      settle: settleIn(paper),
       find: (venue, venueOrderId) =>
         Effect.map(applied.find(venue, venueOrderId), (order) =>
           order !== undefined && (order.account.name === PAPER) === paper ? order : undefined
@@ -338,6 +348,8 @@ const makeDesk = (config: DeskConfig) =>
       applyAnswer,
       applySnapshot
     })
+    // Markets that resolved while the server was not listening settle now.
+    yield* catchUpSettlements(settling, gateway.handles, store.getSetting)
 
     // One subscription per trading handle (each venue, and its paper handle); events are applied under the lock, in
     // the handle's order.
