@@ -29,6 +29,8 @@ export interface BacktestReport {
     readonly unrealized: string | null
     readonly fees: string
     readonly net: string | null
+    /** The part of `realized` booked by markets that resolved while held. */
+    readonly settled: string
   }
   readonly starting_cash: string
   readonly final_equity: string
@@ -43,6 +45,15 @@ export interface BacktestReport {
     price: string
     amount: string
     fee: string
+  }>
+  /** Positions closed at their market's payout when it resolved, in the order they settled. */
+  readonly settlements: ReadonlyArray<{
+    ts: number
+    market_id: string
+    contracts: string
+    payout: string
+    realized_pnl: string
+    cash_change: string
   }>
   /** [ts, equity] at most once a second of simulated time. */
   readonly equity: ReadonlyArray<readonly [number, string]>
@@ -91,6 +102,7 @@ export const backtest = (options: BacktestOptions) =>
       averagePrice: F.Fixed | null
       realized: F.Fixed
       fees: F.Fixed
+      settled?: { readonly realized: F.Fixed } | undefined
     }> = []
     let cash = startingCash
     let markets: ReadonlyArray<string> = []
@@ -377,11 +389,12 @@ export const backtest = (options: BacktestOptions) =>
     const span = firstTs === null ? 0 : Math.max(1, now - firstTs)
     const busiest =
       [...traded.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? markets[0] ?? ""
-    const allFills = result.log
-      .trim()
-      .split("\n")
-      .filter((line) => line.includes('"kind":"fill.new"'))
+    const lines = result.log.trim().split("\n")
+    const allFills = lines.filter((line) => line.includes('"kind":"fill.new"')).map((line) => JSON.parse(line).payload)
+    const settlements = lines
+      .filter((line) => line.includes('"kind":"position.settled"'))
       .map((line) => JSON.parse(line).payload)
+    const settled = positions.reduce((sum, p) => F.add(sum, p.settled?.realized ?? F.ZERO), F.ZERO)
     const report: BacktestReport = {
       strategy: strategy.name ?? "strategy",
       seed,
@@ -390,7 +403,8 @@ export const backtest = (options: BacktestOptions) =>
         realized: pnl.realized,
         unrealized: pnl.unrealized,
         fees: pnl.fees,
-        net: openPnl === null ? null : F.format(F.sub(F.add(realized, openPnl), fees))
+        net: openPnl === null ? null : F.format(F.sub(F.add(realized, openPnl), fees)),
+        settled: F.format(settled)
       },
       starting_cash: F.format(startingTotal),
       final_equity: equity[equity.length - 1]?.[1] ?? F.format(startingTotal),
@@ -405,6 +419,14 @@ export const backtest = (options: BacktestOptions) =>
         price: f.price,
         amount: f.amount,
         fee: f.fee
+      })),
+      settlements: settlements.map((s: any) => ({
+        ts: s.ts,
+        market_id: s.market_id,
+        contracts: s.contracts,
+        payout: s.payout,
+        realized_pnl: s.realized_pnl,
+        cash_change: s.cash_change
       })),
       equity,
       prices: { market_id: busiest, points: prices.get(busiest) ?? [] },
