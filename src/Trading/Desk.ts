@@ -404,7 +404,10 @@ const makeDesk = (config: DeskConfig) =>
           if (p.account === account) total = F.sub(F.add(total, p.realized), p.fees)
         }
         for (const p of ledger.allPositions()) {
-          if (p.account !== account || p.contracts === 0) continue
+          if (p.account !== account) continue
+          // What a market that resolved today booked at its payout.
+          if (p.settled !== undefined && p.settled.ts >= dayStart) total = F.add(total, p.settled.realized)
+          if (p.contracts === 0) continue
           const u = unrealized(p, markOf(p.marketId, yield* bookOf(p.marketId)).mark)
           if (u !== null) total = F.add(total, u)
         }

@@ -173,16 +173,15 @@ const life = <A>(file: string, venues: Layer.Layer<VenueGateway>, use: Effect.Ef
     yield* settle
     const result = yield* Effect.exit(use.pipe(Effect.provide(context)))
     yield* settle
-    yield* Scope.close(scope, Exit.void)
     return yield* result
   })
 
 /** The sim venue built once, outliving server runs (a venue keeps what it did while the server was down). */
 const lastingSim = Effect.gen(function* () {
-  const scope = yield* Scope.make()
+  const scope = yield* Effect.acquireRelease(Scope.make(), (s) => Scope.close(s, Exit.void))
   const built = yield* Layer.buildWithScope(venuesLayer({ seed: 5 }), scope)
   const sim = Context.get(built, VenueGateway).venue("sim") as SimVenue
-  return { sim, scope, layer: (v: Venue = sim) => Layer.succeed(VenueGateway, VenueGateway.fromVenues([v])) }
+  return { sim, layer: (v: Venue = sim) => Layer.succeed(VenueGateway, VenueGateway.fromVenues([v])) }
 })
 
 const events = (kind: string) =>
@@ -210,10 +209,12 @@ const tradeIn = (sim: SimVenue, amount: number) =>
   })
 
 const withDir = <A, E, R>(f: (file: string) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "settle-"))),
-    (dir) => f(join(dir, "engine.db")),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  Effect.scoped(
+    Effect.acquireUseRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "settle-"))),
+      (dir) => f(join(dir, "engine.db")),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    )
   )
 
 describe("settlement through the desk on the sim venue", () => {
@@ -222,7 +223,7 @@ describe("settlement through the desk on the sim venue", () => {
     () =>
       withDir((file) =>
         Effect.gen(function* () {
-          const { sim, scope, layer } = yield* lastingSim
+          const { sim, layer } = yield* lastingSim
           const seen = yield* life(
             file,
             layer(),
@@ -274,7 +275,6 @@ describe("settlement through the desk on the sim venue", () => {
               assert.deepStrictEqual(yield* desk.ledgerPositions, seen.positions)
             })
           )
-          yield* Scope.close(scope, Exit.void)
         })
       ).pipe(Effect.provide(TestContext.TestContext)),
     60_000
@@ -283,7 +283,7 @@ describe("settlement through the desk on the sim venue", () => {
   it.effect("a market that resolved while the server was down settles at the next start, once", () =>
     withDir((file) =>
       Effect.gen(function* () {
-        const { sim, scope, layer } = yield* lastingSim
+        const { sim, layer } = yield* lastingSim
         const { nativeId, marketId } = yield* life(file, layer(), tradeIn(sim, 3))
         // NO wins while nothing listens.
         yield* sim.resolve(nativeId, F.ZERO)
@@ -308,7 +308,40 @@ describe("settlement through the desk on the sim venue", () => {
             })
           )
         }
-        yield* Scope.close(scope, Exit.void)
+      })
+    ).pipe(Effect.provide(TestContext.TestContext))
+  )
+
+  it.effect("a loss booked by a resolution today counts toward the daily loss limit", () =>
+    withDir((file) =>
+      Effect.gen(function* () {
+        const { sim, layer } = yield* lastingSim
+        const feed = yield* Queue.unbounded<VenueEvent>()
+        const fed: Venue = { ...sim, subscribe: Effect.succeed(feed), settlementsSince: () => Effect.succeed([]) }
+        yield* life(
+          file,
+          layer(fed),
+          Effect.gen(function* () {
+            const desk = yield* Desk
+            const { nativeId, marketId } = yield* tradeIn(sim, 10)
+            yield* desk.setRisk({ ...(yield* desk.risk).rules, daily_loss_limit: "1" }, "t")
+            // NO wins: ten YES contracts bought at 0.1 or more are worth nothing.
+            yield* Queue.offer(feed, { _tag: "Settled", nativeId, payout: F.ZERO, ts: 7 })
+            yield* settle
+            const p = (yield* desk.ledgerPositions).find((x) => x.marketId === marketId)!
+            assert.isAtMost(p.settled!.realized, F.neg(F.ONE))
+            const other = (yield* sim.markets).filter((m) => m.status === "open")[1]!
+            const refused = yield* Effect.flip(
+              submitOrder(
+                { market_id: `sim:${other.nativeId}`, side: "buy", type: "limit", amount: "1", price: "0.01" },
+                ACCOUNT,
+                "t"
+              )
+            )
+            assert.strictEqual(refused.code, "risk_rejected")
+            assert.strictEqual((refused.details as { rule?: string }).rule, "daily_loss_limit")
+          })
+        )
       })
     ).pipe(Effect.provide(TestContext.TestContext))
   )
@@ -316,7 +349,7 @@ describe("settlement through the desk on the sim venue", () => {
   it.effect("a venue that reports the same resolution twice has it booked once", () =>
     withDir((file) =>
       Effect.gen(function* () {
-        const { sim, scope, layer } = yield* lastingSim
+        const { sim, layer } = yield* lastingSim
         const feed = yield* Queue.unbounded<VenueEvent>()
         const fed: Venue = { ...sim, subscribe: Effect.succeed(feed), settlementsSince: () => Effect.succeed([]) }
         yield* life(
@@ -338,7 +371,6 @@ describe("settlement through the desk on the sim venue", () => {
             assert.strictEqual(p.settled?.payout, F.of("0.25"))
           })
         )
-        yield* Scope.close(scope, Exit.void)
       })
     ).pipe(Effect.provide(TestContext.TestContext))
   )
