@@ -31,6 +31,8 @@ export interface BacktestReport {
     readonly unrealized: string | null
     readonly fees: string
     readonly net: string | null
+    /** The part of `realized` booked by markets that resolved while held. */
+    readonly settled: string
   }
   readonly starting_cash: string
   readonly final_equity: string
@@ -45,6 +47,15 @@ export interface BacktestReport {
     price: string
     amount: string
     fee: string
+  }>
+  /** Positions closed at their market's payout when it resolved, in the order they settled. */
+  readonly settlements: ReadonlyArray<{
+    ts: number
+    market_id: string
+    contracts: string
+    payout: string
+    realized_pnl: string
+    cash_change: string
   }>
   /** [ts, equity] at most once a second of simulated time. */
   readonly equity: ReadonlyArray<readonly [number, string]>
@@ -93,6 +104,7 @@ export const backtest = (options: BacktestOptions) =>
       averagePrice: F.Fixed | null
       realized: F.Fixed
       fees: F.Fixed
+      settled?: { readonly realized: F.Fixed } | undefined
     }> = []
     let cash = startingCash
     let markets: ReadonlyArray<string> = []
@@ -318,15 +330,20 @@ export const backtest = (options: BacktestOptions) =>
       }
     }
 
-    // The run's fills, picked from its event log as it is written; the log itself is hashed, not kept.
+    // The run's fills and settlements, picked from its event log as it is written; the log itself is hashed, not kept.
     const fillPayloads: Array<Record<string, unknown>> = []
+    const settlements: Array<Record<string, unknown>> = []
     const result = yield* replay({
       tape: options.tape,
       keepLog: false,
       onLog: (lines) => {
-        if (!lines.includes('"kind":"fill.new"')) return
-        for (const line of lines.split("\n"))
-          if (line.includes('"kind":"fill.new"')) fillPayloads.push(JSON.parse(line).payload)
+        const fills = lines.includes('"kind":"fill.new"')
+        const settles = lines.includes('"kind":"position.settled"')
+        if (!fills && !settles) return
+        for (const line of lines.split("\n")) {
+          if (fills && line.includes('"kind":"fill.new"')) fillPayloads.push(JSON.parse(line).payload)
+          else if (settles && line.includes('"kind":"position.settled"')) settlements.push(JSON.parse(line).payload)
+        }
       },
       seed,
       startingCash: F.format(startingCash),
@@ -388,6 +405,7 @@ export const backtest = (options: BacktestOptions) =>
     const busiest =
       [...traded.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? markets[0] ?? ""
     const allFills = fillPayloads
+    const settled = positions.reduce((sum, p) => F.add(sum, p.settled?.realized ?? F.ZERO), F.ZERO)
     const report: BacktestReport = {
       strategy: strategy.name ?? "strategy",
       seed,
@@ -396,7 +414,8 @@ export const backtest = (options: BacktestOptions) =>
         realized: pnl.realized,
         unrealized: pnl.unrealized,
         fees: pnl.fees,
-        net: openPnl === null ? null : F.format(F.sub(F.add(realized, openPnl), fees))
+        net: openPnl === null ? null : F.format(F.sub(F.add(realized, openPnl), fees)),
+        settled: F.format(settled)
       },
       starting_cash: F.format(startingTotal),
       final_equity: equity[equity.length - 1]?.[1] ?? F.format(startingTotal),
@@ -411,6 +430,14 @@ export const backtest = (options: BacktestOptions) =>
         price: f.price,
         amount: f.amount,
         fee: f.fee
+      })),
+      settlements: settlements.map((s: any) => ({
+        ts: s.ts,
+        market_id: s.market_id,
+        contracts: s.contracts,
+        payout: s.payout,
+        realized_pnl: s.realized_pnl,
+        cash_change: s.cash_change
       })),
       equity,
       prices: { market_id: busiest, points: prices.get(busiest) ?? [] },

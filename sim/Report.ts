@@ -52,6 +52,20 @@ plots.push(new uPlot({
 addEventListener("resize", () => plots.forEach((p) => p.setSize({ width: width(), height: 260 })));
 `
 
+/** The positions that resolved while held: market, contracts, payout, P&L booked, cash paid in. */
+const settlementTable = (report: BacktestReport): string => {
+  if (report.settlements.length === 0) return ""
+  const head = ["Settled", "Market", "Contracts", "Payout", "P&L", "Cash"]
+  const row = (s: BacktestReport["settlements"][number]) =>
+    [String(s.ts), s.market_id, s.contracts, s.payout, s.realized_pnl, s.cash_change]
+      .map((v) => `<td>${escape(v)}</td>`)
+      .join("")
+  return `<h2>Settlements</h2>
+<table id="settlements"><tr>${head.map((h) => `<td>${escape(h)}</td>`).join("")}</tr>${report.settlements
+    .map((s) => `<tr>${row(s)}</tr>`)
+    .join("")}</table>`
+}
+
 /** Renders the report; the page loads nothing from the network. */
 export const renderReport = (report: BacktestReport): string => {
   const fills = report.fills.filter((f) => f.market_id === report.prices.market_id)
@@ -68,6 +82,7 @@ export const renderReport = (report: BacktestReport): string => {
     ["Tape", `${report.tape.source}, ${report.tape.markets} markets, ${report.tape.events} events`],
     ["Seed", String(report.seed)],
     ["Realized P&L", report.pnl.realized],
+    ["Settled P&L", `${report.pnl.settled} (${report.settlements.length} positions settled)`],
     ["Unrealized P&L", report.pnl.unrealized ?? "unmarked"],
     ["Fees", report.pnl.fees],
     ["Net P&L", report.pnl.net ?? "unmarked"],
@@ -83,12 +98,13 @@ export const renderReport = (report: BacktestReport): string => {
 <style>${lib.style}</style>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:940px;color:#1c2430;background:#fff}
-h1{font-size:20px;margin:0 0 12px}table{border-collapse:collapse;margin-bottom:16px}
+h1{font-size:20px;margin:0 0 12px}h2{font-size:16px;margin:16px 0 8px}table{border-collapse:collapse;margin-bottom:16px}
 td{padding:3px 14px 3px 0;border-bottom:1px solid #e3e7ee}td:first-child{color:#5a6678}
 .chart{margin:16px 0}.hint{color:#5a6678;font-size:12px}
 </style></head><body>
 <h1>Backtest: ${escape(report.strategy)}</h1>
 <table>${rows.map(([k, v]) => `<tr><td>${escape(k)}</td><td>${escape(v)}</td></tr>`).join("")}</table>
+${settlementTable(report)}
 <p class="hint">Drag across a chart to zoom in, double-click to zoom out; hover for the values.</p>
 <div class="chart" id="equity"></div>
 <div class="chart" id="prices"></div>

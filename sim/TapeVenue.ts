@@ -130,7 +130,12 @@ export const makeTapeVenue = (header: TapeHeader) =>
         case "status": {
           const market = markets.get(nativeId)!
           markets.set(nativeId, { ...market, status: event.status, result: event.result ?? null })
-          return event.status !== "open" ? model.closed(nativeId, event.ts) : NO_EVENTS
+          if (event.status === "open") return NO_EVENTS
+          const closed = model.closed(nativeId, event.ts)
+          // A result settles what the account holds there: a YES contract pays 1 on `yes`, 0 on `no`.
+          if (event.status !== "settled" || event.result === undefined) return closed
+          const payout = event.result === "yes" ? F.ONE : F.ZERO
+          return [...closed, { _tag: "Settled", nativeId, payout, ts: event.ts }]
         }
         case "quote":
         case "gap":

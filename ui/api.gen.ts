@@ -183,14 +183,27 @@ export interface Schemas {
     readonly last_price: Schemas["Decimal"] | null
     readonly result: ("yes" | "no") | null
   }
+  readonly MatchDoubt: {
+    readonly dimension: string
+    readonly status: "differs" | "unread" | "close"
+    readonly reason: string
+  }
   readonly MatchResult: {
     readonly anchor: string
     readonly event_id: string
+    readonly verdict?: "matched" | "uncertain" | "none"
     readonly matched: {
       readonly id: string
       readonly venue: string
       readonly side_map: { readonly yes: "yes" | "no"; readonly no: "yes" | "no" }
     } | null
+    readonly candidate?: {
+      readonly id: string
+      readonly venue: string
+      readonly side_map: { readonly yes: "yes" | "no"; readonly no: "yes" | "no" }
+      readonly score?: number
+    } | null
+    readonly reasons?: ReadonlyArray<Schemas["MatchDoubt"]>
     readonly explain?: unknown
   }
   readonly Me: {
@@ -307,6 +320,7 @@ export interface Schemas {
     readonly unrealized: Schemas["Decimal"] | null
     readonly fees: Schemas["Decimal"]
     readonly net: Schemas["Decimal"] | null
+    readonly settled: string
   }
   readonly Position: {
     readonly account: string
@@ -319,6 +333,12 @@ export interface Schemas {
     readonly realized_pnl: Schemas["Decimal"]
     readonly unrealized_pnl: Schemas["Decimal"] | null
     readonly fees: Schemas["Decimal"]
+    readonly settled: {
+      readonly payout: string
+      readonly contracts: string
+      readonly realized_pnl: string
+      readonly ts: number
+    } | null
   }
   readonly Risk: {
     readonly version: Schemas["Int"]
@@ -457,6 +477,12 @@ export interface Routes {
       readonly time: Schemas["Int"]
       readonly venues: ReadonlyArray<string>
     }
+  }
+  readonly "GET /metrics": {
+    readonly path: Record<string, never>
+    readonly query: Record<string, never>
+    readonly body: undefined
+    readonly answer: void
   }
   readonly "GET /trading/accounts": {
     readonly path: Record<string, never>

@@ -2,7 +2,7 @@
 import { socketUrl, query, token } from "./api.ts"
 import { byId, fill, h, time } from "./dom.ts"
 
-const KINDS = ["order", "fill", "managed", "risk", "engine", "fair_value"] as const
+const KINDS = ["order", "fill", "position", "managed", "risk", "engine", "fair_value"] as const
 const KEPT = 400
 
 let socket: WebSocket | undefined

@@ -19,6 +19,14 @@ export const initPortfolio = (options: { account: () => string }) => {
 const cells = (...values: ReadonlyArray<string | number | null>) =>
   h("tr", {}, ...values.map((v) => h("td", { title: v === null ? "" : String(v) }, v === null ? "–" : String(v))))
 
+/** A settled position as one phrase: what it held, what each contract paid, and the P&L it booked. */
+const settledText = (settled: { payout: string; contracts: string; realized_pnl: string } | null) => {
+  if (settled === null) return null
+  const held = settled.contracts.startsWith("-") ? `${settled.contracts.slice(1)} NO` : `${settled.contracts} YES`
+  const result = settled.payout === "1" ? "YES won" : settled.payout === "0" ? "NO won" : `YES paid ${settled.payout}`
+  return `${held}, ${result}: ${settled.realized_pnl}`
+}
+
 export const loadPortfolio = async () => {
   const a = account()
   const [positions, balances, fills, pnl] = await Promise.all([
@@ -30,9 +38,19 @@ export const loadPortfolio = async () => {
   fill(
     byId("positions"),
     table(
-      ["market", "contracts", "side", "avg", "mark", "realized", "unrealized", "fees"],
+      ["market", "contracts", "side", "avg", "mark", "realized", "unrealized", "fees", "settled"],
       positions.data.map((p) =>
-        cells(p.market_id, p.contracts, p.side, p.average_price, p.mark, p.realized_pnl, p.unrealized_pnl, p.fees)
+        cells(
+          p.market_id,
+          p.contracts,
+          p.side ?? (p.settled === null ? null : "settled"),
+          p.average_price,
+          p.mark,
+          p.realized_pnl,
+          p.unrealized_pnl,
+          p.fees,
+          settledText(p.settled)
+        )
       ),
       "no positions"
     )
@@ -56,7 +74,9 @@ export const loadPortfolio = async () => {
   )
   // The line is for the eye only: the figures themselves are shown as the server sent them.
   const total = pnl.data.reduce((sum: number, p) => sum + (p.net === null ? 0 : toMicros(p.net)), 0) / 1_000_000
-  byId("pnl-now").textContent = pnl.data.map((p) => `${p.key}: net ${p.net ?? "–"}`).join("  ")
+  byId("pnl-now").textContent = pnl.data
+    .map((p) => `${p.key}: net ${p.net ?? "–"}${p.settled === "0" ? "" : ` (settled ${p.settled})`}`)
+    .join("  ")
   plot(total)
 }
 

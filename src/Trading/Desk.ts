@@ -33,6 +33,7 @@ import { DEFAULT_OUTCOME, type OutcomeConfig, settleOne, settleUnknown } from ".
 import { recordOf, type SyncRecord, type Syncing, syncVenue } from "./VenueSync.ts"
 import { amendRemote, boundedVenue, cancelRemote, placeRemote, type RemoteDesk, requestOf } from "./Remote.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
+import { catchUpSettlements, settleMarket, type Settling } from "./Settlement.ts"
 
 export interface PlaceInput {
   readonly account: string
@@ -333,7 +334,15 @@ const makeDesk = (config: DeskConfig) =>
         })
       })
 
+    // Settlement: positions of a resolved market close at its payout (see Settlement.ts).
+    const settling: Settling = { ledger, write, accounts: gateway.accounts }
+    const settleIn =
+      (paper: boolean): Applied["settle"] =>
+      (venue, nativeId, payout, ts) =>
+        settleMarket(settling, paper, venue, nativeId, payout, ts)
+
     const applied: Applied = {
+      settle: settleIn(false),
       find: Effect.fnUntraced(function* (venue, venueOrderId) {
         const held = memory.byVenue(venue, venueOrderId)
         if (held !== undefined) return held
@@ -351,6 +360,7 @@ const makeDesk = (config: DeskConfig) =>
      */
     const appliedBy = (paper: boolean): Applied => ({
       ...applied,
+      settle: settleIn(paper),
       find: (venue, venueOrderId) =>
         Effect.map(applied.find(venue, venueOrderId), (order) =>
           order !== undefined && (order.account.name === PAPER) === paper ? order : undefined
@@ -372,6 +382,8 @@ const makeDesk = (config: DeskConfig) =>
       applyAnswer,
       applySnapshot
     })
+    // Markets that resolved while the server was not listening settle now.
+    yield* catchUpSettlements(settling, gateway.handles, store.getSetting)
 
     /** The order a venue client id of this home names (a remote venue's report may name only that). */
     const byVenueClientId = (clientOrderId: string): Order | undefined =>
@@ -496,7 +508,10 @@ const makeDesk = (config: DeskConfig) =>
           if (p.account === account) total = F.sub(F.add(total, p.realized), p.fees)
         }
         for (const p of ledger.allPositions()) {
-          if (p.account !== account || p.contracts === 0) continue
+          if (p.account !== account) continue
+          // What a market that resolved today booked at its payout.
+          if (p.settled !== undefined && p.settled.ts >= dayStart) total = F.add(total, p.settled.realized)
+          if (p.contracts === 0) continue
           const u = unrealized(p, markOf(p.marketId, yield* bookOf(p.marketId)).mark)
           if (u !== null) total = F.add(total, u)
         }
@@ -592,7 +607,7 @@ const makeDesk = (config: DeskConfig) =>
     // Orders whose answer was lost are looked up until their venue says; venues' records are read back on a schedule.
     const outcome: OutcomeConfig = { ...DEFAULT_OUTCOME, ...config.outcome }
     const syncRecords = new Map<string, SyncRecord>()
-    const settling = {
+    const outcomes = {
       r: remoteDesk,
       config: outcome,
       tradingOf: (account: string) => gateway.trading(account),
@@ -620,7 +635,7 @@ const makeDesk = (config: DeskConfig) =>
       settleUnknown: (id: string) =>
         Effect.suspend(() => {
           const u = inflight.unknown.get(id)
-          return u === undefined ? Effect.void : settleOne(settling, u)
+          return u === undefined ? Effect.void : settleOne(outcomes, u)
         }),
       getWatermark: (venue) =>
         Effect.map(store.getSetting(`venue_fills_through:${venue}`), (v) => (typeof v === "number" ? v : undefined)),
@@ -648,7 +663,7 @@ const makeDesk = (config: DeskConfig) =>
         Effect.forever(
           Effect.zipRight(
             Effect.sleep(Math.max(50, Math.min(500, outcome.firstLookMs / 2))),
-            Effect.suspend(() => (inflight.unknown.size === 0 ? Effect.void : settleUnknown(settling)))
+            Effect.suspend(() => (inflight.unknown.size === 0 ? Effect.void : settleUnknown(outcomes)))
           )
         )
       )

@@ -1,6 +1,7 @@
 /** The ledger: positions netted on the YES leg, cash and P&L, all from fills with exact arithmetic. */
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
+import { type Settlement, settlementOf } from "./Settlement.ts"
 
 export interface Fill {
   readonly id: string
@@ -19,7 +20,10 @@ export interface Fill {
   readonly ts: number
 }
 
-/** One market's position: `contracts` > 0 holds YES, < 0 holds NO; `averagePrice` is the YES price paid (or sold at). */
+/**
+ * One market's position: `contracts` > 0 holds YES, < 0 holds NO; `averagePrice` is the YES price paid (or sold at).
+ * `settled` is set once the market resolved and the position was closed at its payout.
+ */
 export interface Position {
   readonly account: string
   readonly marketId: string
@@ -27,6 +31,15 @@ export interface Position {
   readonly averagePrice: F.Fixed | null
   readonly realized: F.Fixed
   readonly fees: F.Fixed
+  readonly settled?: SettledMark | undefined
+}
+
+/** How a position was settled: the payout per YES contract, the contracts it closed (signed), the P&L it booked. */
+export interface SettledMark {
+  readonly payout: F.Fixed
+  readonly contracts: F.Fixed
+  readonly realized: F.Fixed
+  readonly ts: number
 }
 
 const emptyPosition = (account: string, marketId: string): Position => ({
@@ -100,23 +113,45 @@ export interface PositionRow {
   readonly average_price: string | null
   readonly realized: string
   readonly fees: string
+  readonly settled?: {
+    readonly payout: string
+    readonly contracts: string
+    readonly realized: string
+    readonly ts: number
+  }
 }
 
-export const positionRow = (p: Position): PositionRow => ({
-  contracts: F.format(p.contracts),
-  average_price: F.formatOrNull(p.averagePrice),
-  realized: F.format(p.realized),
-  fees: F.format(p.fees)
-})
+export const positionRow = (p: Position): PositionRow => {
+  const row = {
+    contracts: F.format(p.contracts),
+    average_price: F.formatOrNull(p.averagePrice),
+    realized: F.format(p.realized),
+    fees: F.format(p.fees)
+  }
+  if (p.settled === undefined) return row
+  const s = p.settled
+  return {
+    ...row,
+    settled: { payout: F.format(s.payout), contracts: F.format(s.contracts), realized: F.format(s.realized), ts: s.ts }
+  }
+}
 
-export const positionOfRow = (account: string, marketId: string, row: PositionRow): Position => ({
-  account,
-  marketId,
-  contracts: F.of(row.contracts),
-  averagePrice: row.average_price === null ? null : F.of(row.average_price),
-  realized: F.of(row.realized),
-  fees: F.of(row.fees)
-})
+export const positionOfRow = (account: string, marketId: string, row: PositionRow): Position => {
+  const position: Position = {
+    account,
+    marketId,
+    contracts: F.of(row.contracts),
+    averagePrice: row.average_price === null ? null : F.of(row.average_price),
+    realized: F.of(row.realized),
+    fees: F.of(row.fees)
+  }
+  const s = row.settled
+  if (s === undefined) return position
+  return {
+    ...position,
+    settled: { payout: F.of(s.payout), contracts: F.of(s.contracts), realized: F.of(s.realized), ts: s.ts }
+  }
+}
 
 /**
  * Positions per (account, market) and the cash fills moved per account, kept in step with every fill. It holds no
@@ -158,6 +193,18 @@ export class Ledger {
 
   restoreCash(account: string, moved: F.Fixed): void {
     this.moved.set(account, moved)
+  }
+
+  /**
+   * Closes a position at its market's payout (see `settlementOf`) and answers the settlement, or undefined when there
+   * is nothing to settle (no contracts held, or settled already).
+   */
+  settle(account: string, marketId: string, payout: F.Fixed, ts: number): Settlement | undefined {
+    const settlement = settlementOf(this.position(account, marketId), payout, ts)
+    if (settlement === undefined) return undefined
+    this.positions.set(this.key(account, marketId), settlement.position)
+    this.moved.set(account, F.add(this.cashMoved(account), settlement.cashChange))
+    return settlement
   }
 
   /** Applies a fill (the caller makes sure each fill comes once) and answers the position it leaves. */

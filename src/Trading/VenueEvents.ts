@@ -20,12 +20,21 @@ export interface Applied {
     fill?: Fill,
     before?: ReadonlyArray<JournalEntry>
   ) => Effect.Effect<void>
+  /**
+   * Closes the positions held in a market that resolved at `payout` per YES contract (on the accounts whose events
+   * these are), each once.
+   */
+  readonly settle: (venue: string, nativeId: string, payout: F.Fixed, ts: number) => Effect.Effect<unknown>
 }
 
 /** Applies what a venue reported: fills into the ledger and the order, then status changes. */
 export const applyEvents = Effect.fnUntraced(function* (a: Applied, venue: string, events: ReadonlyArray<VenueEvent>) {
   for (const event of events) {
-    if (event._tag === "Book" || event._tag === "Trade" || event._tag === "Settled" || event._tag === "Stream") continue
+    if (event._tag === "Settled") {
+      yield* a.settle(venue, event.nativeId, event.payout, event.ts)
+      continue
+    }
+    if (event._tag === "Book" || event._tag === "Trade" || event._tag === "Stream") continue
     const venueOrderId = event._tag === "Order" ? event.order.venueOrderId : event.fill.venueOrderId
     const order = yield* a.find(venue, venueOrderId)
     if (order === undefined) continue

@@ -116,6 +116,8 @@ const toVenueEvent = (event: SimEvent): VenueEvent | undefined => {
       return { _tag: "Order", order: toVenueOrder(event.order) }
     case "BookChanged":
       return { _tag: "Book", nativeId: event.marketId, ts: event.ts }
+    case "Settled":
+      return { _tag: "Settled", nativeId: event.marketId, payout: event.payout, ts: event.ts }
     case "Trade":
       return undefined
   }
@@ -123,6 +125,11 @@ const toVenueEvent = (event: SimEvent): VenueEvent | undefined => {
 
 export interface SimVenue extends Venue {
   readonly exchange: SimExchange
+  /**
+   * Resolves a market now: a YES contract pays `payout` (1 for YES, 0 for NO), own orders resting in it are canceled,
+   * and subscribers hear of it (`Settled`). A market settled already is left as it is.
+   */
+  readonly resolve: (nativeId: string, payout: Fixed) => Effect.Effect<void>
 }
 
 /**
@@ -217,6 +224,9 @@ export const makeSimVenue = (config: SimVenueConfig) =>
           const order = exchange.orderByClientId(clientOrderId)
           return order === undefined || order.status === "rejected" ? undefined : toVenueOrder(order)
         }),
+      settlementsSince: (since) => read(() => exchange.settlements(since)),
+      resolve: (nativeId, payout) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => publish(exchange.resolve(nativeId, payout, now))),
       subscribe: PubSub.subscribe(events)
     }
     return venue

@@ -95,7 +95,15 @@ export const PositionRecord = Schema.Struct({
   mark_source: Schema.NullOr(Schema.Literal("fair_value", "mid")),
   realized_pnl: DecimalString,
   unrealized_pnl: Schema.NullOr(DecimalString),
-  fees: DecimalString
+  fees: DecimalString,
+  settled: Schema.NullOr(
+    Schema.Struct({
+      payout: DecimalString.annotations({ description: "What one YES contract paid; a NO contract paid 1 − payout" }),
+      contracts: DecimalString.annotations({ description: "The contracts settled, netted on the YES leg" }),
+      realized_pnl: DecimalString.annotations({ description: "The part of realized_pnl the settlement booked" }),
+      ts: Millis
+    })
+  ).annotations({ description: "Set once the market resolved and the position closed at its payout" })
 }).annotations({ identifier: "Position" })
 
 export const BalanceRecord = Schema.Struct({
@@ -112,7 +120,8 @@ export const PnlRecord = Schema.Struct({
   realized: DecimalString,
   unrealized: Schema.NullOr(DecimalString),
   fees: DecimalString,
-  net: Schema.NullOr(DecimalString)
+  net: Schema.NullOr(DecimalString),
+  settled: DecimalString.annotations({ description: "The part of realized booked by markets that resolved" })
 }).annotations({ identifier: "Pnl" })
 
 export const FairValues = Schema.Struct({

@@ -12,7 +12,7 @@ import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccoun
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { submitBucketOrder, submitOrder } from "../../Orders.ts"
 import { accountsOf, BUCKET_PREFIX, Buckets } from "../../Trading/Buckets.ts"
-import { unrealized } from "../../Trading/Ledger.ts"
+import { type Position, unrealized } from "../../Trading/Ledger.ts"
 import { traced } from "../../Telemetry/Telemetry.ts"
 import { Api } from "../Api.ts"
 import { badCursor, orderPage } from "./OrderPages.ts"
@@ -226,7 +226,16 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
               mark_source: source,
               realized_pnl: F.format(p.realized),
               unrealized_pnl: F.formatOrNull(u),
-              fees: F.format(p.fees)
+              fees: F.format(p.fees),
+              settled:
+                p.settled === undefined
+                  ? null
+                  : {
+                      payout: F.format(p.settled.payout),
+                      contracts: F.format(p.settled.contracts),
+                      realized_pnl: F.format(p.settled.realized),
+                      ts: p.settled.ts
+                    }
             }
           })
           return pageOf(rows, (r) => `${r.account}\u0000${r.market_id}`, request)
@@ -253,26 +262,30 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const filledUnder = yield* desk.fillBooks(accounts)
           // The book level groups each market's position by the book labels of its fills, in proportion to nothing:
           // realized and fees follow the fills' books; unrealized goes to the market's single book when it has one.
-          const groups = new Map<string, { realized: F.Fixed; unrealized: F.Fixed | null; fees: F.Fixed }>()
-          const add = (key: string, realized: F.Fixed, u: F.Fixed | null, fees: F.Fixed) => {
-            const g = groups.get(key) ?? { realized: F.ZERO, unrealized: F.ZERO, fees: F.ZERO }
+          const groups = new Map<
+            string,
+            { realized: F.Fixed; unrealized: F.Fixed | null; fees: F.Fixed; settled: F.Fixed }
+          >()
+          const add = (key: string, p: Position, u: F.Fixed | null) => {
+            const g = groups.get(key) ?? { realized: F.ZERO, unrealized: F.ZERO, fees: F.ZERO, settled: F.ZERO }
             groups.set(key, {
-              realized: F.add(g.realized, realized),
+              realized: F.add(g.realized, p.realized),
               unrealized: g.unrealized === null || u === null ? null : F.add(g.unrealized, u),
-              fees: F.add(g.fees, fees)
+              fees: F.add(g.fees, p.fees),
+              settled: F.add(g.settled, p.settled?.realized ?? F.ZERO)
             })
           }
           for (const { position: p, mark } of positions) {
             const u = unrealized(p, mark)
-            if (level === "account") add(p.account, p.realized, u, p.fees)
-            else if (level === "market") add(p.marketId, p.realized, u, p.fees)
+            if (level === "account") add(p.account, p, u)
+            else if (level === "market") add(p.marketId, p, u)
             else {
               const books = [
                 ...new Set(
                   filledUnder.filter((f) => f.marketId === p.marketId && f.account === p.account).map((f) => f.book)
                 )
               ]
-              add(books.length === 1 ? books[0]! : books.join("+"), p.realized, u, p.fees)
+              add(books.length === 1 ? books[0]! : books.join("+"), p, u)
             }
           }
           const rows = [...groups.entries()]
@@ -283,7 +296,8 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
               realized: F.format(g.realized),
               unrealized: F.formatOrNull(g.unrealized),
               fees: F.format(g.fees),
-              net: g.unrealized === null ? null : F.format(F.sub(F.add(g.realized, g.unrealized), g.fees))
+              net: g.unrealized === null ? null : F.format(F.sub(F.add(g.realized, g.unrealized), g.fees)),
+              settled: F.format(g.settled)
             }))
           return { data: rows, next_cursor: null, count: rows.length }
         })

@@ -144,6 +144,13 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
         }
       })
 
+    /**
+     * A market the venue reports resolved: the paper orders resting in it end canceled, then the paper account hears
+     * of the resolution itself, so the desk settles its paper positions there.
+     */
+    const settled = (event: Extract<VenueEvent, { _tag: "Settled" }>) =>
+      lock.withPermits(1)(Effect.suspend(() => publish([...model.closed(event.nativeId, event.ts), event])))
+
     // Fed live: a book change the venue streams for a market where paper orders rest, and a read every so often.
     const stream = yield* live.subscribe
     yield* Effect.forkScoped(
@@ -151,9 +158,15 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
         Effect.flatMap(Queue.take(stream), (first) =>
           Effect.flatMap(Queue.takeAll(stream), (rest) => {
             const markets = new Set<string>()
-            for (const e of [first, ...rest])
+            const resolved: Array<Extract<VenueEvent, { _tag: "Settled" }>> = []
+            for (const e of [first, ...rest]) {
               if (e._tag === "Book" && model.hasResting(e.nativeId)) markets.add(e.nativeId)
-            return Effect.forEach(markets, feed, { discard: true })
+              else if (e._tag === "Settled") resolved.push(e)
+            }
+            return Effect.zipRight(
+              Effect.forEach(markets, feed, { discard: true }),
+              Effect.forEach(resolved, settled, { discard: true })
+            )
           })
         )
       )
@@ -219,6 +232,8 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
           return o === undefined ? undefined : viewOf(o)
         }),
       openOrders: Effect.sync(() => model.open().map(viewOf)),
+      // The venue's resolutions are the markets' own: a paper position settles on them as the venue's would.
+      ...(live.settlementsSince === undefined ? {} : { settlementsSince: live.settlementsSince }),
       cancelAll: Effect.gen(function* () {
         let count = 0
         for (const o of model.open()) {

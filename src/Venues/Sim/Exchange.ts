@@ -45,6 +45,11 @@ export interface SimExchangeOptions {
   readonly fees?: SimFees
   /** The markets, in place of `generateMarkets(seed, catalogStartMs, markets)`. */
   readonly catalog?: ReadonlyArray<SimMarketSpec>
+  /**
+   * How long after it closes a market resolves (default two hours): YES or NO as its catalog `result` says, else
+   * drawn from its own seeded stream, YES with the probability of its fair value at the close.
+   */
+  readonly settleAfterMs?: number
 }
 
 /** An own order as asked for; `tif` defaults to gtc, `clientOrderId` to the order id. */
@@ -109,6 +114,8 @@ export type SimEvent =
   | { readonly _tag: "Fill"; readonly marketId: string; readonly fill: SimFill }
   | { readonly _tag: "OrderUpdate"; readonly order: SimOrderView }
   | { readonly _tag: "BookChanged"; readonly marketId: string; readonly ts: number }
+  /** The market resolved: a YES contract pays `payout`, a NO contract `1 − payout`. */
+  | { readonly _tag: "Settled"; readonly marketId: string; readonly payout: F.Fixed; readonly ts: number }
 
 /** Why a request was refused: the venue rejected it, no such market or order, market not open, bad input. */
 export type SimRefusalCode = "order_rejected" | "not_found" | "market_closed" | "invalid"
@@ -153,6 +160,8 @@ interface MarketState {
   readonly trades: Array<Trade>
   tradeSeq: number
   bookTs: number
+  /** When a market that closed while the exchange ran resolves; null while open or when nothing is due. */
+  settleAt: number | null
 }
 
 interface OrderRecord {
@@ -198,6 +207,9 @@ export class SimExchange {
   private stepsRun = 0
   private clock: number
   private orderSeq = 0
+  private readonly settleAfterMs: number
+  /** Every market resolved while the exchange ran, in the order they resolved. */
+  private readonly resolved: Array<{ readonly nativeId: string; readonly payout: F.Fixed; readonly ts: number }> = []
 
   constructor(options: SimExchangeOptions) {
     const stepMs = options.stepMs ?? 1000
@@ -208,6 +220,7 @@ export class SimExchange {
     this.clock = options.startMs
     this.takerRate = options.fees?.takerRate ?? TAKER_FEE_RATE
     this.makerRate = options.fees?.makerRate ?? F.ZERO
+    this.settleAfterMs = options.settleAfterMs ?? 2 * 3_600_000
     const specs =
       options.catalog ?? generateMarkets(options.seed, options.catalogStartMs ?? options.startMs, options.markets ?? 24)
     const fees = { taker: this.takerRate, maker: this.makerRate, step: CENT }
@@ -227,7 +240,8 @@ export class SimExchange {
         maxTicks: Math.round(F.ONE / market.tick),
         trades: [],
         tradeSeq: 0,
-        bookTs: options.startMs
+        bookTs: options.startMs,
+        settleAt: null
       }
       if (market.status !== "settled") this.layQuotes(state)
       this.states.push(state)
@@ -291,6 +305,26 @@ export class SimExchange {
   openOrders(): ReadonlyArray<SimOrderView> {
     const out: Array<SimOrderView> = []
     for (const r of this.records.values()) if (r.state.status === "open") out.push(this.view(r))
+    return out
+  }
+
+  /** The markets resolved while the exchange ran, at or after `sinceMs`, oldest first. */
+  settlements(
+    sinceMs: number
+  ): ReadonlyArray<{ readonly nativeId: string; readonly payout: F.Fixed; readonly ts: number }> {
+    return this.resolved.filter((r) => r.ts >= sinceMs)
+  }
+
+  /**
+   * Resolves a market at `nowMs` (after advancing to it): a YES contract pays `payout` (1 for YES, 0 for NO, or a
+   * figure between), own orders resting in it are canceled and the book is emptied. A market settled already, or an
+   * unknown one, is left as it is (no event).
+   */
+  resolve(nativeId: string, payout: F.Fixed, nowMs: number): ReadonlyArray<SimEvent> {
+    const out: Array<SimEvent> = []
+    this.advance(nowMs, out)
+    const s = this.byId.get(nativeId)
+    if (s !== undefined && s.market.status !== "settled") this.settle(s, payout, this.clock, out)
     return out
   }
 
@@ -463,7 +497,10 @@ export class SimExchange {
       }
       if (nextStep > nowMs) break
       this.clock = Math.max(this.clock, nextStep)
-      for (const s of this.states) if (s.market.status === "open") this.step(s, nextStep, out)
+      for (const s of this.states) {
+        if (s.market.status === "open") this.step(s, nextStep, out)
+        else if (s.settleAt !== null && nextStep >= s.settleAt) this.settle(s, this.resultOf(s), nextStep, out)
+      }
       this.stepsRun++
     }
     this.clock = Math.max(this.clock, nowMs)
@@ -484,12 +521,8 @@ export class SimExchange {
     const version = s.book.version
     if (t >= s.market.closeTime) {
       s.market = { ...s.market, status: "closed" }
-      for (const o of s.book.openOrders()) {
-        s.book.cancel(o.id)
-        const r = this.records.get(o.id)!
-        r.updatedAt = t
-        out.push({ _tag: "OrderUpdate", order: this.view(r) })
-      }
+      s.settleAt = t + this.settleAfterMs
+      this.cancelOwn(s, t, out)
       this.bookChanged(s, version, t, out)
       return
     }
@@ -509,6 +542,35 @@ export class SimExchange {
       this.emitMatches(s, s.book.take(side, limit, lots(size, s.market.lot)), t, out)
     }
     this.bookChanged(s, version, t, out)
+  }
+
+  /** Cancels every own order resting in a market. */
+  private cancelOwn(s: MarketState, t: number, out: Array<SimEvent>): void {
+    for (const o of s.book.openOrders()) {
+      s.book.cancel(o.id)
+      const r = this.records.get(o.id)!
+      r.updatedAt = t
+      out.push({ _tag: "OrderUpdate", order: this.view(r) })
+    }
+  }
+
+  /** A closed market's payout: its catalog's result, else YES drawn with the probability of its last fair value. */
+  private resultOf(s: MarketState): F.Fixed {
+    if (s.market.result !== null) return s.market.result === "yes" ? F.ONE : F.ZERO
+    return s.rng.nextFloat() * s.maxTicks < s.fv ? F.ONE : F.ZERO
+  }
+
+  /** Resolves a market: own orders canceled, the book emptied, the result stated, and the `Settled` event. */
+  private settle(s: MarketState, payout: F.Fixed, t: number, out: Array<SimEvent>): void {
+    const version = s.book.version
+    this.cancelOwn(s, t, out)
+    this.emitMatches(s, s.book.setMakerQuotes([], []), t, out)
+    const result = payout === F.ONE ? "yes" : payout === F.ZERO ? "no" : null
+    s.market = { ...s.market, status: "settled", result }
+    s.settleAt = null
+    this.resolved.push({ nativeId: s.market.nativeId, payout, ts: t })
+    this.bookChanged(s, version, t, out)
+    out.push({ _tag: "Settled", marketId: s.market.nativeId, payout, ts: t })
   }
 
   /** Fair-value walk in ticks: mostly 0–2 ticks, sometimes a jump, mildly pulled back to where it started. */
