@@ -63,7 +63,8 @@ export const fromVenueError = (e: VenueFailure): ApiError => {
         status: 502,
         code: "venue_error",
         message: `${e.venue} failed the request: ${e.reason}`,
-        details: { ...base, retryable: true }
+        // A venue that says when to come back (a 503 in cancel-only mode) is passed through, as a 429's is.
+        details: { ...base, retryable: true, ...(e.retryAfterS === undefined ? {} : { retry_after: e.retryAfterS }) }
       })
     case "not_supported":
       return new ApiError({

@@ -632,6 +632,7 @@ const makeDesk = (config: DeskConfig) =>
       applyEvents: remoteDesk.applyEvents,
       applySnapshot,
       liveOrders: () => memory.liveOrders(),
+      lookup,
       settleUnknown: (id: string) =>
         Effect.suspend(() => {
           const u = inflight.unknown.get(id)

@@ -76,7 +76,8 @@ const unknownOutcome = (order: Order, e: VenueError) => {
       reason: e.reason,
       outcome: "unknown",
       order_id: order.id,
-      client_order_id: order.clientOrderId
+      client_order_id: order.clientOrderId,
+      ...(e.retryAfterS === undefined ? {} : { retry_after: e.retryAfterS })
     }
   })
 }

@@ -34,6 +34,8 @@ export interface Syncing {
   readonly applyEvents: (venue: string, events: ReadonlyArray<VenueEvent>) => Effect.Effect<void>
   readonly applySnapshot: (order: Order, snapshot: VenueOrder) => Effect.Effect<void>
   readonly liveOrders: () => ReadonlyArray<Order>
+  /** The order as the desk holds it now. */
+  readonly lookup: (id: string) => Order | undefined
   /** Settles now an order of unknown outcome the venue lists. */
   readonly settleUnknown: (id: string) => Effect.Effect<void>
   readonly getWatermark: (venue: string) => Effect.Effect<number | undefined>
@@ -100,7 +102,16 @@ export const syncVenue = (s: Syncing, handle: Venue, why: string) =>
           if (order.venueOrderId === null || TERMINAL.has(order.status)) continue
           const open = listed.get(order.venueOrderId)
           if (open !== undefined) {
-            yield* s.serialized(Effect.suspend(() => s.applySnapshot(order, open)))
+            // A cancel on its way is left to its answer; otherwise the venue's state is taken, on the order as it is now.
+            if (order.status === "pending_cancel") continue
+            yield* s.serialized(
+              Effect.suspend(() => {
+                const current = s.lookup(order.id)
+                return current === undefined || current.status === "pending_cancel"
+                  ? Effect.void
+                  : s.applySnapshot(current, open)
+              })
+            )
             continue
           }
           // Not listed: read it by id; filled means filled (its fills were read above), never canceled by guess.
@@ -119,7 +130,7 @@ export const syncVenue = (s: Syncing, handle: Venue, why: string) =>
               if (snapshot.events !== undefined && snapshot.events.length > 0) {
                 yield* s.applyEvents(venue, snapshot.events)
               }
-              const current = s.liveOrders().find((o) => o.id === order.id) ?? order
+              const current = s.lookup(order.id) ?? order
               yield* s.applySnapshot(current, snapshot)
             })
           )
