@@ -125,6 +125,10 @@ export class FakeKalshi {
   pingMs = 10_000
   /** Settlements of the account, newest last (`GET /portfolio/settlements`). */
   readonly settlements: Array<Record<string, unknown>> = []
+  /** At most this many items on one page, whatever `limit` asks (the venue may answer fewer than asked). */
+  pageCap = 1000
+  /** Each series' fee schedule (`GET /series/{ticker}`); unlisted series are `quadratic` × 1. */
+  readonly seriesFees = new Map<string, { fee_type: string; fee_multiplier: number }>()
   /** Event fee overrides (`GET /events/fee_changes`). */
   readonly feeChanges: Array<Record<string, unknown>> = []
   /** Markets settled: their positions are gone. */
@@ -448,7 +452,7 @@ export class FakeKalshi {
     /** One page of a list, by the venue's `limit` (default 100) and an opaque `cursor` (here an offset). */
     const paged = <A>(list: ReadonlyArray<A>) => {
       const start = query["cursor"] ? Number(query["cursor"]) : 0
-      const limit = query["limit"] ? Number(query["limit"]) : 100
+      const limit = Math.min(this.pageCap, query["limit"] ? Number(query["limit"]) : 100)
       return {
         items: list.slice(start, start + limit),
         cursor: start + limit < list.length ? String(start + limit) : ""
@@ -484,7 +488,12 @@ export class FakeKalshi {
     if (method === "GET" && (m = /^\/series\/([^/]+)$/.exec(path))) {
       const ticker = decodeURIComponent(m[1]!)
       return answer(200, {
-        series: { ticker, title: `Series ${ticker}`, category: "Test", fee_type: "quadratic", fee_multiplier: 1 }
+        series: {
+          ticker,
+          title: `Series ${ticker}`,
+          category: "Test",
+          ...(this.seriesFees.get(ticker) ?? { fee_type: "quadratic", fee_multiplier: 1 })
+        }
       })
     }
     if (method === "GET" && (m = /^\/markets\/([^/]+)$/.exec(path))) {
@@ -913,11 +922,16 @@ export class FakeKalshi {
   }
 }
 
-/** A started fake exchange for the scope. */
-export const fakeKalshi = (publicKey: KeyObject, specs: ReadonlyArray<FakeMarketSpec>) =>
+/** A started fake exchange for the scope; `tune` sets it up before it starts (its ping interval…). */
+export const fakeKalshi = (
+  publicKey: KeyObject,
+  specs: ReadonlyArray<FakeMarketSpec>,
+  tune: (fake: FakeKalshi) => void = () => {}
+) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const fake = new FakeKalshi(publicKey, specs)
+      tune(fake)
       await fake.start()
       return fake
     }),
