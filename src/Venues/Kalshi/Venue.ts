@@ -784,15 +784,18 @@ export const makeKalshiVenue = (
               if (recovering) yield* resumed
               break
             case "Lifecycle": {
-              // one market changed: that market alone is read again on next use
+              // one market changed: that market alone is read again on next use (the channel carries every
+              // market of the venue: only those the catalog lists are remembered as changed)
               known.delete(o.ticker)
-              changed.add(o.ticker)
+              if ((yield* Ref.get(catalog))?.byTicker.has(o.ticker) === true) changed.add(o.ticker)
               if (o.event === "determined") {
                 const payout = W.payoutOf(
                   o.result,
                   o.result === "yes" || o.result === "no" ? undefined : o.settlementValue
                 )
                 if (payout !== undefined) determined.set(o.ticker, payout)
+                // results wait for their `settled` message; bounded, the oldest go first
+                if (determined.size > 10_000) determined.delete(determined.keys().next().value!)
               }
               if (o.event === "settled") {
                 const payout =
