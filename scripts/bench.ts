@@ -9,6 +9,7 @@ import { type Figure, ratio, time } from "./bench/common.ts"
 import { deskFigures } from "./bench/desk.ts"
 import { benchTape, throughput } from "./bench/engine.ts"
 import { historyFigures } from "./bench/history.ts"
+import { isolationFigures } from "./bench/isolation.ts"
 import { largestParentFigures } from "./bench/largest.ts"
 import { matchingFigures } from "./bench/matching.ts"
 import { parentFigures } from "./bench/parents.ts"
@@ -207,6 +208,10 @@ for (const f of await sweepFigures()) report(f)
 // 7. The desk alone: a plain order placed in process, one after another, on SQLite against the in-memory store.
 progress("desk placements")
 for (const f of await deskFigures()) report(f)
+
+// 7a. One venue's placements hanging: another venue's orders against the same with nothing hanging.
+progress("desk isolation (a remote venue that never answers)")
+for (const f of await isolationFigures()) report(f)
 
 // 7b. The server under load against a bare node:http server and the same route on a minimal HttpApi server.
 progress("server under autocannon")

@@ -378,3 +378,6 @@ export const runnerCommand = Command.make(
       )
     })
 ).pipe(Command.withDescription("Join a sweep cluster through its Postgres storage and run its jobs until stopped"))
+
+/** The simulator's commands, in the order `crossbook --help` lists them. */
+export const simulationCommands = [simCommand, backtestCommand, sweepCommand, runnerCommand] as const

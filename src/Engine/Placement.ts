@@ -14,7 +14,7 @@ const cancelChild = (d: Driver, child: ChildRecord) =>
   child.orderId === null || child.status === "done"
     ? Effect.void
     : d.desk
-        .cancel(child.orderId)
+        .cancelChild(child.orderId)
         .pipe(Effect.catchAll((e) => Effect.logWarning(`cancel of child ${child.orderId} failed: ${e.message}`)))
 
 /** Stops the parent: no child is placed from now on, live children are pulled. */

@@ -88,6 +88,20 @@ describe("the hosted flow on the command line", () => {
     expect(parsed.header.markets[0]!.id).toBe(`sim:${market}`)
     expect(parsed.events.some((e) => e.type === "snapshot")).toBe(true)
 
+    // What a person reads: times in ISO 8601, never ms since the epoch (`--json` keeps the API's ms).
+    const trades = await crossbook([
+      "history",
+      "trades",
+      "--from",
+      String(now - 3_600_000),
+      "--to",
+      String(now + 60_000),
+      `sim:${market}`
+    ]).ended
+    expect(trades.code, trades.stderr).toBe(0)
+    expect(trades.stdout).toMatch(/^absent \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\.\.\d{4}-/m)
+    expect(trades.stdout).not.toMatch(/\b1\d{12}\b/)
+
     const revoked = await crossbook(["keys", "revoke", answer.record.id]).ended
     expect(revoked.code, revoked.stderr).toBe(0)
     const refused = await crossbook(["history", "book", "--at", String(now), `sim:${market}`]).ended

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { Engine } from "../../Engine/Engine.ts"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
-import { type OrderStatus, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
+import { type OrderStatus, renderOrderWire, STATUSES, TERMINAL } from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { defaultAccount, isPaperAccount, VenueGateway, venueAccount } from "../../Services/VenueGateway.ts"
@@ -86,7 +86,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
               Effect.provideService(Desk, desk),
               Effect.provideService(Engine, engine)
             )
-            return HttpServerResponse.unsafeJson(renderOrder(order), { status: created ? 201 : 200 })
+            return HttpServerResponse.unsafeJson(renderOrderWire(order), { status: created ? 201 : 200 })
           }
           const venue = payload.market_id.includes(":")
             ? payload.market_id.slice(0, payload.market_id.indexOf(":"))
@@ -97,8 +97,8 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
             Effect.provideService(Desk, desk),
             Effect.provideService(Engine, engine)
           )
-          // renderOrder gives the wire form the Order schema would encode to, so it is sent as it is.
-          return HttpServerResponse.unsafeJson(renderOrder(order), { status: created ? 201 : 200 })
+          // renderOrderWire gives the wire form the Order schema would encode to, so it is sent as it is.
+          return HttpServerResponse.unsafeJson(renderOrderWire(order), { status: created ? 201 : 200 })
         })
       )
       .handle("listOrders", ({ urlParams }) =>
@@ -137,7 +137,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle("getOrder", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const accounts = yield* scope("view", urlParams.account)
-          return renderOrder(yield* orderIn(path.id, accounts))
+          return renderOrderWire(yield* orderIn(path.id, accounts))
         })
       )
       .handle("amendOrder", ({ path, urlParams, payload }) =>
@@ -149,7 +149,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
               ApiError.field("id", "an engine order cannot be amended; cancel it and place another")
             )
           }
-          return renderOrder(
+          return renderOrderWire(
             yield* desk.amend(path.id, { price: payload.price, amount: payload.amount, expiresAt: payload.expires_at })
           )
         })
@@ -158,7 +158,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
         Effect.gen(function* () {
           const accounts = yield* scope("trade", urlParams.account)
           const order = yield* orderIn(path.id, accounts)
-          return renderOrder(order.heldBy === "engine" ? yield* engine.cancel(path.id) : yield* desk.cancel(path.id))
+          return renderOrderWire(
+            order.heldBy === "engine" ? yield* engine.cancel(path.id) : yield* desk.cancel(path.id)
+          )
         })
       )
       .handle("cancelAllOrders", ({ urlParams }) =>
