@@ -13,9 +13,13 @@ export interface Bucket {
   readonly refillPerSecond: number
 }
 
-/** The Basic tier: reads 600 tokens refilled at 200/s, writes 100 refilled at 100/s; a request costs 10 by default. */
+/**
+ * The Basic tier: reads 200 tokens a second over a two-second bucket (400), writes 100 a second over a one-second
+ * bucket (100); a request costs 10 by default. Other tiers are set through the settings (`KALSHI_READ_BUCKET`…), as
+ * `GET /account/limits` states them for the account.
+ */
 export const BASIC_TIER: { readonly read: Bucket; readonly write: Bucket } = {
-  read: { capacity: 600, refillPerSecond: 200 },
+  read: { capacity: 400, refillPerSecond: 200 },
   write: { capacity: 100, refillPerSecond: 100 }
 }
 
@@ -90,8 +94,23 @@ export const errorKind = (status: number, code: string): VenueError["kind"] => {
     c.includes("market_inactive")
   )
     return "market_closed"
+  if (status === 408) return "timeout"
   if (status === 401 || status === 403 || status >= 500) return "unavailable"
   return "rejected"
+}
+
+/** Transport failures that certainly happened before the request left: nothing reached the venue. */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH"])
+
+/** The system error code under a transport failure (`ECONNREFUSED`…), when there is one. */
+const causeCode = (e: unknown): string | undefined => {
+  for (let x: unknown = e, depth = 0; x !== undefined && x !== null && depth < 5; depth++) {
+    const r = x as { code?: unknown; cause?: unknown; errors?: ReadonlyArray<unknown> }
+    if (typeof r.code === "string") return r.code
+    if (Array.isArray(r.errors) && r.errors.length > 0) x = r.errors[0]
+    else x = r.cause
+  }
+  return undefined
 }
 
 /** Reads `{"error": {code, message}}` or `{code, message}`; the text itself when it is neither. */
@@ -136,10 +155,18 @@ export const makeRest = (config: RestConfig) =>
 
     const call = <A, I>(c: Call<A, I>): Effect.Effect<A, VenueError> =>
       Effect.gen(function* () {
-        const fail = (kind: VenueError["kind"], reason: string, retryAfterS?: number) =>
-          new VenueError({ venue: VENUE, kind, reason, ...(retryAfterS === undefined ? {} : { retryAfterS }) })
+        const fail = (kind: VenueError["kind"], reason: string, retryAfterS?: number, sent?: boolean) =>
+          new VenueError({
+            venue: VENUE,
+            kind,
+            reason,
+            ...(retryAfterS === undefined ? {} : { retryAfterS }),
+            ...(sent === undefined ? {} : { sent })
+          })
         if (c.signed && config.credentials === undefined) {
-          return yield* Effect.fail(fail("not_supported", "no Kalshi credentials are configured (KALSHI_API_KEY_ID)"))
+          return yield* Effect.fail(
+            fail("not_supported", "no Kalshi credentials are configured (KALSHI_API_KEY_ID)", undefined, false)
+          )
         }
         const query = Object.entries(c.query ?? {}).flatMap(([k, v]) =>
           v === undefined ? [] : [[k, String(v)] as [string, string]]
@@ -173,9 +200,19 @@ export const makeRest = (config: RestConfig) =>
               observeVenueRequest(VENUE, c.method, c.path)
             )
           ),
-          Effect.catchTag("RequestError", (e) =>
-            Effect.fail(fail("unavailable", `${c.method} ${c.path}: ${e.message}`))
-          ),
+          Effect.catchTag("RequestError", (e) => {
+            const code = causeCode(e.cause)
+            const notSent =
+              e.reason === "Encode" || e.reason === "InvalidUrl" || (code !== undefined && NOT_SENT.has(code))
+            return Effect.fail(
+              fail(
+                "unavailable",
+                `${c.method} ${c.path}: ${e.message}${code === undefined ? "" : ` (${code})`}`,
+                undefined,
+                notSent ? false : undefined
+              )
+            )
+          }),
           Effect.catchTag("ResponseError", (e) =>
             Effect.fail(fail("unavailable", `${c.method} ${c.path}: ${e.message}`))
           )
@@ -192,11 +229,19 @@ export const makeRest = (config: RestConfig) =>
         }
         const e = readError(text)
         const kind = errorKind(r.status, e.code)
+        // Kalshi's 429 carries no Retry-After: the bucket's refill says when the request's tokens are back
+        const bucketOf = c.bucket === "read" ? limits.read : limits.write
+        const retryAfter =
+          kind === "rate_limited"
+            ? (retryAfterOf(r) ?? Math.max(1, Math.ceil(c.cost / bucketOf.refillPerSecond)))
+            : undefined
         return yield* Effect.fail(
           fail(
             kind,
             e.code !== "" ? `${e.code}: ${e.message}` : `HTTP ${r.status}: ${e.message}`,
-            kind === "rate_limited" ? retryAfterOf(r) : undefined
+            retryAfter,
+            // a refusal of the credentials or of the budget certainly placed nothing
+            r.status === 401 || r.status === 403 ? false : undefined
           )
         )
       })
@@ -236,6 +281,10 @@ export const makeRest = (config: RestConfig) =>
       order: (orderId: string) => get(`/portfolio/orders/${enc(orderId)}`, W.OrderResponse, {}, true),
       fills: (q: { cursor?: string; limit?: number; min_ts?: number; order_id?: string; ticker?: string }) =>
         get("/portfolio/fills", W.FillsResponse, q, true),
+      settlements: (q: { cursor?: string; limit?: number; min_ts?: number; ticker?: string }) =>
+        get("/portfolio/settlements", W.SettlementsResponse, q, true),
+      eventFeeChanges: (q: { event_ticker: string; cursor?: string; limit?: number }) =>
+        get("/events/fee_changes", W.EventFeeChangesResponse, q),
       accountLimits: get("/account/limits", W.AccountLimitsResponse, {}, true),
       createOrder: (body: CreateOrderBody) =>
         call({

@@ -90,7 +90,8 @@ export const KMarket = Schema.Struct({
   volume_fp: opt(FixedFromString),
   volume: opt(Schema.Int),
   open_interest_fp: opt(FixedFromString),
-  exchange_index: opt(Schema.Int)
+  exchange_index: opt(Schema.Int),
+  settlement_value_dollars: optNull(FixedFromString)
 })
 export type KMarket = typeof KMarket.Type
 
@@ -162,7 +163,8 @@ export type KTrade = typeof KTrade.Type
 export const TradesResponse = Schema.Struct({ cursor: opt(Schema.String), trades: Schema.Array(KTrade) })
 
 const Half = Schema.Literal("yes", "no")
-const Action = Schema.Literal("buy", "sell")
+/** The legacy `action` as the venue states it: an unknown action comes as `""`; the side is read from `book_side`. */
+const Action = Schema.Literal("buy", "sell", "sell_partial", "sell_to_close", "")
 const BookSide = Schema.Literal("bid", "ask")
 
 /** An order as the read routes, the v1 routes and the `user_orders` channel report it. */
@@ -174,6 +176,7 @@ export const KOrder = Schema.Struct({
   side: opt(Half),
   action: opt(Action),
   book_side: opt(BookSide),
+  outcome_side: opt(Half),
   type: opt(Schema.String),
   yes_price_dollars: opt(FixedFromString),
   yes_price: opt(FixedFromCents),
@@ -207,6 +210,7 @@ export const KFill = Schema.Struct({
   side: opt(Half),
   action: opt(Action),
   book_side: opt(BookSide),
+  outcome_side: opt(Half),
   yes_price_dollars: opt(FixedFromString),
   yes_price: opt(FixedFromCents),
   count_fp: opt(FixedFromString),
@@ -247,9 +251,38 @@ export const BalanceResponse = Schema.Struct({
 const Bucket = Schema.Struct({ bucket_capacity: Schema.Number, refill_rate: Schema.Number })
 export const AccountLimitsResponse = Schema.Struct({ usage_tier: Schema.String, read: Bucket, write: Bucket })
 
+/** One market's settlement on the account (`GET /portfolio/settlements`). */
+export const KSettlement = Schema.Struct({
+  ticker: Schema.String,
+  event_ticker: opt(Schema.String),
+  market_result: Schema.String,
+  yes_count_fp: opt(FixedFromString),
+  no_count_fp: opt(FixedFromString),
+  revenue: opt(Schema.Number),
+  settled_time: Schema.String,
+  fee_cost: opt(FixedFromString),
+  /** Payout of one YES contract in cents. */
+  value: optNull(Schema.Number)
+})
+export type KSettlement = typeof KSettlement.Type
 export const SettlementsResponse = Schema.Struct({
   cursor: opt(Schema.String),
-  settlements: Schema.Array(Schema.Unknown)
+  settlements: Schema.Array(KSettlement)
+})
+
+/** An event-level fee override (`GET /events/fee_changes`): null type and multiplier clear it. */
+export const KEventFeeChange = Schema.Struct({
+  id: Schema.String,
+  event_ticker: Schema.String,
+  series_ticker: opt(Schema.String),
+  fee_type_override: Schema.NullOr(Schema.String),
+  fee_multiplier_override: Schema.NullOr(Schema.Number),
+  scheduled_ts: Schema.String
+})
+export type KEventFeeChange = typeof KEventFeeChange.Type
+export const EventFeeChangesResponse = Schema.Struct({
+  cursor: opt(Schema.String),
+  event_fee_changes: Schema.Array(KEventFeeChange)
 })
 export const QueuePositionResponse = Schema.Struct({ queue_position_fp: FixedFromString })
 
@@ -443,23 +476,43 @@ export const toTrade = (t: KTrade): Either.Either<Trade, string> => {
   return Either.right({ id: t.trade_id, ts: ms(t.created_time), price, amount, takerSide: takerSide(t) })
 }
 
-/** Our side of a Kalshi order or fill: the bid of the YES book (YES bought, or NO sold) is `buy`. */
+/**
+ * Our side of a Kalshi order or fill: the bid of the YES book (YES bought, or NO sold) is `buy`. `book_side` decides,
+ * else `outcome_side`, else the legacy `side` and `action` (every `sell…` action sells).
+ */
 export const sideOf = (r: {
   readonly book_side?: "bid" | "ask" | undefined
+  readonly outcome_side?: "yes" | "no" | undefined
   readonly side?: "yes" | "no" | undefined
-  readonly action?: "buy" | "sell" | undefined
+  readonly action?: typeof Action.Type | undefined
 }): Side => {
   if (r.book_side !== undefined) return r.book_side === "bid" ? "buy" : "sell"
+  if (r.outcome_side !== undefined) return r.outcome_side === "yes" ? "buy" : "sell"
   const yes = r.side !== "no"
-  const buy = r.action !== "sell"
+  const buy = r.action === undefined || !r.action.startsWith("sell")
   return yes === buy ? "buy" : "sell"
 }
 
-/** Kalshi's order statuses in ours. */
+/** Whether a record states its direction in a way {@link sideOf} reads without guessing. */
+export const sideStated = (r: {
+  readonly book_side?: unknown
+  readonly outcome_side?: unknown
+  readonly side?: unknown
+  readonly action?: string | undefined
+}): boolean =>
+  r.book_side !== undefined ||
+  r.outcome_side !== undefined ||
+  (r.side !== undefined && r.action !== undefined && r.action !== "")
+
+/**
+ * Kalshi's order statuses in ours. `unknown` (the venue does not yet know the order's state) is not terminal: it
+ * reads as open while contracts remain, and the adapter reads the order again.
+ */
 export const orderStatus = (status: string, remaining: F.Fixed, expired: boolean): VenueOrderStatus => {
   switch (status) {
     case "resting":
     case "pending":
+    case "unknown":
       return remaining > 0 ? "open" : "closed"
     case "executed":
       return "closed"
@@ -512,6 +565,7 @@ export const toFill = (f: KFill): Either.Either<VenueFill, string> => {
   const ticker = f.market_ticker ?? f.ticker
   if (price === undefined || amount === undefined || ticker === undefined)
     return Either.left(`fill ${f.trade_id}: no price, count or ticker`)
+  if (!sideStated(f)) return Either.left(`fill ${f.trade_id}: no book_side, outcome_side or readable action`)
   return Either.right({
     tradeId: f.trade_id,
     venueOrderId: f.order_id,
@@ -544,9 +598,9 @@ export const toBalance = (b: typeof BalanceResponse.Type): F.Fixed =>
 // ---------------------------------------------------------------------------------------------------------------
 // Fees
 
-/** A series' fee schedule. */
+/** A series' fee schedule, or an event's override of it. `type` is the venue's name (a type without a formula here has no rates). */
 export interface FeeSchedule {
-  readonly type: FeeType
+  readonly type: string
   readonly multiplier: F.Fixed
 }
 
@@ -555,6 +609,54 @@ export const feeSchedule = (s: KSeries): Either.Either<FeeSchedule, string> => {
   return multiplier === undefined
     ? Either.left(`series ${s.ticker}: fee_multiplier ${s.fee_multiplier} is not an exact decimal`)
     : Either.right({ type: s.fee_type, multiplier })
+}
+
+/**
+ * The event-level override in force at `now` among an event's fee changes: the latest one scheduled at or before
+ * `now`. `null` when none is in force or the latest clears it (the series' schedule applies); Left when unreadable.
+ */
+export const feeOverride = (
+  changes: ReadonlyArray<KEventFeeChange>,
+  now: number
+): Either.Either<FeeSchedule | null, string> => {
+  let latest: KEventFeeChange | undefined
+  let latestAt = -Infinity
+  for (const c of changes) {
+    const at = ms(c.scheduled_ts)
+    if (at <= now && at >= latestAt) {
+      latest = c
+      latestAt = at
+    }
+  }
+  if (latest === undefined || latest.fee_type_override === null || latest.fee_multiplier_override === null)
+    return Either.right(null)
+  const multiplier = F.parse(String(latest.fee_multiplier_override))
+  return multiplier === undefined
+    ? Either.left(`event ${latest.event_ticker}: fee_multiplier_override is not an exact decimal`)
+    : Either.right({ type: latest.fee_type_override, multiplier })
+}
+
+/**
+ * What one YES contract of a resolved market pays: the venue's stated value where it gives one (a scalar or void
+ * result), else 1 for `yes` and 0 for `no`; undefined when the result is not known yet.
+ */
+export const payoutOf = (result: string | undefined, value: F.Fixed | undefined): F.Fixed | undefined => {
+  if (value !== undefined) return value
+  if (result === "yes") return F.ONE
+  if (result === "no") return F.ZERO
+  return undefined
+}
+
+/** A settlement of the account as our record: the market, what one YES contract paid, and when. */
+export const toSettlement = (
+  s: KSettlement
+): Either.Either<{ readonly nativeId: string; readonly payout: F.Fixed; readonly ts: number }, string> => {
+  const value =
+    typeof s.value === "number" && Number.isSafeInteger(s.value) ? F.div(F.fromInt(s.value), HUNDRED) : undefined
+  const payout = payoutOf(s.market_result, s.market_result === "scalar" ? value : undefined)
+  return payout === undefined
+    ? Either.left(`settlement of ${s.ticker}: result ${s.market_result} without a value`)
+    : Either.right({ nativeId: s.ticker, payout, ts: ms(s.settled_time) })
 }
 
 const TAKER_RATE = F.of("0.07")
@@ -587,7 +689,7 @@ export const estimateFee = (
 
 /** A series' schedule as the rates and step of the quadratic formula; undefined for the unpublished `flat` one. */
 export const marketFees = (schedule: FeeSchedule): MarketFees | undefined => {
-  const makerShare = MAKER_SHARE[schedule.type]
+  const makerShare = (MAKER_SHARE as Record<string, F.Fixed | undefined>)[schedule.type]
   if (makerShare === undefined) return undefined
   const taker = F.mul(TAKER_RATE, schedule.multiplier, "up")
   return { taker, maker: F.mul(taker, makerShare, "up"), step: FEE_STEP }

@@ -39,6 +39,8 @@ interface FakeMarket {
   readonly event: string
   readonly title: string
   status: string
+  result?: string
+  settlementValue?: F.Fixed
   /** Others' liquidity: YES bids and NO bids by leg price. */
   readonly yes: Map<number, F.Fixed>
   readonly no: Map<number, F.Fixed>
@@ -46,7 +48,7 @@ interface FakeMarket {
 
 export interface FakeOrder {
   readonly order_id: string
-  readonly client_order_id: string
+  client_order_id: string
   readonly ticker: string
   readonly side: "bid" | "ask"
   price: F.Fixed
@@ -60,6 +62,7 @@ export interface FakeOrder {
   created: number
   updated: number
   expiration: number | null
+  lastUpdateReason?: string
 }
 
 interface Sub {
@@ -67,11 +70,15 @@ interface Sub {
   readonly channel: string
   readonly tickers: Set<string>
   seq: number
+  /** Orderbook channel only: NO-side levels in YES-leg prices. */
+  readonly yesPrice: boolean
 }
 
 interface Conn {
   readonly socket: WebSocket
   readonly subs: Array<Sub>
+  /** Silent: sends nothing (no messages, no pings, no pongs) and never closes, as a stalled connection. */
+  muted: boolean
 }
 
 /** What a test can make the exchange do to the next request of a route. */
@@ -84,6 +91,10 @@ export type Trick =
     }
   /** Carries the request out but never answers (as when the reply is lost). */
   | { readonly kind: "swallow" }
+  /** Carries the request out, then answers `status` (a 5xx after the order reached the book). */
+  | { readonly kind: "failAfter"; readonly status: number; readonly body: unknown }
+  /** Carries the request out, then resets the connection without an answer. */
+  | { readonly kind: "reset" }
   /** Carries the request out and answers it `ms` later (a slow round trip). */
   | { readonly kind: "delay"; readonly ms: number }
 
@@ -104,6 +115,25 @@ export class FakeKalshi {
   balance = f("1000")
   /** Seq numbers to skip on the next orderbook_delta messages (a lost message). */
   dropDeltas = 0
+  /** The venue's default for `use_yes_price` when a subscription does not say (documented false; to be flipped). */
+  defaultYesPrice = false
+  /** The legacy `action` written on the next fills (the venue's enum: buy, sell, sell_partial, sell_to_close, ""). */
+  fillAction: "buy" | "sell" | "sell_partial" | "sell_to_close" | "" = "buy"
+  /** How long a `subscribed` answer waits (a venue slow to acknowledge). */
+  ackDelayMs = 0
+  /** The keep-alive: a Ping with body `heartbeat` this often to every connection (the venue's 10 s). */
+  pingMs = 10_000
+  /** Settlements of the account, newest last (`GET /portfolio/settlements`). */
+  readonly settlements: Array<Record<string, unknown>> = []
+  /** At most this many items on one page, whatever `limit` asks (the venue may answer fewer than asked). */
+  pageCap = 1000
+  /** Each series' fee schedule (`GET /series/{ticker}`); unlisted series are `quadratic` × 1. */
+  readonly seriesFees = new Map<string, { fee_type: string; fee_multiplier: number }>()
+  /** Event fee overrides (`GET /events/fee_changes`). */
+  readonly feeChanges: Array<Record<string, unknown>> = []
+  /** Markets settled: their positions are gone. */
+  private readonly settledMarkets = new Set<string>()
+  private pinger: ReturnType<typeof setInterval> | undefined
   private n = 0
   private sids = 0
   private server!: Server
@@ -141,7 +171,11 @@ export class FakeKalshi {
 
   start(): Promise<void> {
     this.server = createServer((req, res) => void this.onRequest(req, res))
-    this.wss = new WebSocketServer({ noServer: true })
+    // pongs are the fake's to send: a silent connection answers none
+    this.wss = new WebSocketServer({ noServer: true, autoPong: false })
+    this.pinger = setInterval(() => {
+      for (const c of this.connections) if (!c.muted) c.socket.ping("heartbeat")
+    }, this.pingMs)
     this.server.on("upgrade", (req, socket, head) => {
       if (!this.verified(req, "GET", new URL(req.url ?? "/", "http://x").pathname)) {
         socket.write("HTTP/1.1 401 Unauthorized\r\n\r\n")
@@ -159,6 +193,7 @@ export class FakeKalshi {
   }
 
   stop(): Promise<void> {
+    if (this.pinger !== undefined) clearInterval(this.pinger)
     for (const c of this.connections) c.socket.terminate()
     this.wss.close()
     this.server.closeAllConnections()
@@ -168,6 +203,101 @@ export class FakeKalshi {
   /** Closes every socket, as a network failure would. */
   dropSockets() {
     for (const c of this.connections.splice(0)) c.socket.terminate()
+  }
+
+  /** Every open socket falls silent: no close frame, no messages, no pings, no pongs (a stalled connection). */
+  silence() {
+    for (const c of this.connections) c.muted = true
+  }
+
+  /** Sends a message as is to every subscription of `channel` (a message the venue may send that a test shapes). */
+  sendRaw(channel: string, message: { readonly type: string; readonly msg: unknown }) {
+    this.push(channel, "", message)
+  }
+
+  /** A channel error on every subscription of `channel`; the terminal ones (10, 25) end the subscription. */
+  channelError(channel: string, code: number) {
+    for (const c of this.connections)
+      for (const s of [...c.subs]) {
+        if (s.channel !== channel) continue
+        if (code === 10 || code === 25) c.subs.splice(c.subs.indexOf(s), 1)
+        this.sendTo(c, {
+          type: "error",
+          sid: s.sid,
+          msg: { code, msg: code === 25 ? "Subscription buffer overflow" : "Channel error" }
+        })
+      }
+  }
+
+  /** An own order in status `unknown`, as `user_orders` may report it. */
+  pushUnknown(orderId: string) {
+    const o = this.orders.find((x) => x.order_id === orderId)!
+    this.push("user_orders", o.ticker, { type: "user_order", msg: { ...this.orderRecord(o), status: "unknown" } })
+  }
+
+  /**
+   * The market resolves: `determined` then `settled` on market_lifecycle_v2 (every subscriber: the channel takes no
+   * ticker filter), a settlement for the account's position, the payout in the balance, the position gone.
+   */
+  settle(ticker: string, result: "yes" | "no" | "scalar", valueDollars?: string) {
+    const m = this.markets.get(ticker)!
+    const value = valueDollars !== undefined ? f(valueDollars) : result === "yes" ? F.ONE : F.ZERO
+    m.status = "finalized"
+    m.result = result
+    m.settlementValue = value
+    for (const o of this.orders) if (o.ticker === ticker && o.status === "resting") this.cancel(o, "CloseCancel")
+    const now = this.clock()
+    this.lifecycleAll({
+      market_ticker: ticker,
+      event_type: "determined",
+      result,
+      settlement_value: dollars(value),
+      determination_ts: Math.floor(now / 1000)
+    })
+    let yes = F.ZERO
+    let no = F.ZERO
+    for (const x of this.fills) {
+      if (x["ticker"] !== ticker) continue
+      const n = f(x["count_fp"] as string)
+      if (x["book_side"] === "bid") yes = F.add(yes, n)
+      else no = F.add(no, n)
+    }
+    const net = F.sub(yes, no)
+    const yesHeld = net > 0 ? net : F.ZERO
+    const noHeld = net < 0 ? F.neg(net) : F.ZERO
+    const revenue = F.add(F.mul(yesHeld, value), F.mul(noHeld, F.sub(F.ONE, value)))
+    if (yesHeld > 0 || noHeld > 0) {
+      this.settlements.push({
+        ticker,
+        exchange_index: 0,
+        event_ticker: m.event,
+        market_result: result,
+        yes_count_fp: count(yesHeld),
+        yes_total_cost_dollars: money(F.ZERO),
+        no_count_fp: count(noHeld),
+        no_total_cost_dollars: money(F.ZERO),
+        revenue: Math.round(revenue / 10_000),
+        settled_time: new Date(now).toISOString(),
+        fee_cost: dollars(F.ZERO),
+        value: Math.round(value / 10_000)
+      })
+      this.balance = F.add(this.balance, revenue)
+    }
+    this.settledMarkets.add(ticker)
+    this.lifecycleAll({ market_ticker: ticker, event_type: "settled", settled_ts: Math.floor(now / 1000) })
+  }
+
+  private lifecycleAll(msg: Record<string, unknown>) {
+    for (const c of this.connections)
+      for (const s of c.subs) {
+        if (s.channel !== "market_lifecycle_v2") continue
+        s.seq += 1
+        this.sendTo(c, { type: "market_lifecycle_v2", sid: s.sid, seq: s.seq, msg })
+      }
+  }
+
+  private sendTo(c: Conn, message: unknown) {
+    if (!c.muted) c.socket.send(JSON.stringify(message))
   }
 
   /** Others' liquidity changes at one level (a venue delta); streamed to subscribers. */
@@ -219,25 +349,23 @@ export class FakeKalshi {
       for (const s of c.subs) {
         if (s.channel !== "trade" || !s.tickers.has(ticker)) continue
         s.seq += 1
-        c.socket.send(
-          JSON.stringify({
-            type: "trade",
-            sid: s.sid,
-            seq: s.seq,
-            msg: {
-              trade_id: trade.id,
-              market_ticker: ticker,
-              yes_price_dollars: dollars(trade.price),
-              no_price_dollars: dollars(F.sub(F.ONE, trade.price)),
-              count_fp: count(trade.count),
-              taker_side: taker,
-              taker_outcome_side: taker,
-              taker_book_side: taker === "yes" ? "bid" : "ask",
-              ts: Math.floor(trade.ts / 1000),
-              ts_ms: trade.ts
-            }
-          })
-        )
+        this.sendTo(c, {
+          type: "trade",
+          sid: s.sid,
+          seq: s.seq,
+          msg: {
+            trade_id: trade.id,
+            market_ticker: ticker,
+            yes_price_dollars: dollars(trade.price),
+            no_price_dollars: dollars(F.sub(F.ONE, trade.price)),
+            count_fp: count(trade.count),
+            taker_side: taker,
+            taker_outcome_side: taker,
+            taker_book_side: taker === "yes" ? "bid" : "ask",
+            ts: Math.floor(trade.ts / 1000),
+            ts_ms: trade.ts
+          }
+        })
       }
   }
 
@@ -250,24 +378,24 @@ export class FakeKalshi {
     this.pushOrder(o)
   }
 
-  /** The market's lifecycle moves (`deactivated` pauses it, `activated` opens it): streamed on market_lifecycle_v2. */
+  /**
+   * The market's lifecycle moves (`deactivated` pauses it, `activated` opens it): streamed on market_lifecycle_v2 to
+   * every subscriber (the channel takes no ticker filter).
+   */
   lifecycle(ticker: string, event: "activated" | "deactivated", status: string) {
     this.markets.get(ticker)!.status = status
-    for (const c of this.connections)
-      for (const s of c.subs)
-        if (s.channel === "market_lifecycle_v2" && s.tickers.has(ticker))
-          c.socket.send(
-            JSON.stringify({
-              type: "market_lifecycle_v2",
-              sid: s.sid,
-              msg: { market_ticker: ticker, event_type: event }
-            })
-          )
+    this.lifecycleAll({ market_ticker: ticker, event_type: event, is_deactivated: event === "deactivated" })
   }
 
-  /** The venue cancels an own resting order by itself (an expiry, a market rule, another client). */
-  cancelOutside(orderId: string) {
-    this.cancel(this.orders.find((x) => x.order_id === orderId)!)
+  /** The venue cancels an own resting order by itself (an expiry, a market rule, another client), saying why. */
+  cancelOutside(
+    orderId: string,
+    reason: "ExpiryCancel" | "HaltCancel" | "CloseCancel" | "MarginCancel" = "HaltCancel"
+  ) {
+    this.cancel(
+      this.orders.find((x) => x.order_id === orderId)!,
+      reason
+    )
   }
 
   // ------------------------------------------------------------------------------------------ REST
@@ -314,12 +442,33 @@ export class FakeKalshi {
     const answer = (status: number, payload?: unknown) =>
       trick?.kind === "swallow"
         ? undefined
-        : trick?.kind === "delay"
-          ? void setTimeout(() => send(status, payload), trick.ms)
-          : send(status, payload)
+        : trick?.kind === "failAfter"
+          ? send(trick.status, trick.body)
+          : trick?.kind === "reset"
+            ? void (this.timeline.push({ at: "out", method, path: url.pathname }), req.socket.destroy())
+            : trick?.kind === "delay"
+              ? void setTimeout(() => send(status, payload), trick.ms)
+              : send(status, payload)
+    /** One page of a list, by the venue's `limit` (default 100) and an opaque `cursor` (here an offset). */
+    const paged = <A>(list: ReadonlyArray<A>) => {
+      const start = query["cursor"] ? Number(query["cursor"]) : 0
+      const limit = Math.min(this.pageCap, query["limit"] ? Number(query["limit"]) : 100)
+      return {
+        items: list.slice(start, start + limit),
+        cursor: start + limit < list.length ? String(start + limit) : ""
+      }
+    }
 
     let m: RegExpExecArray | null
     if (method === "GET" && path === "/events") return answer(200, this.events(query))
+    if (method === "GET" && path === "/events/fee_changes") {
+      const page = paged(
+        this.feeChanges.filter(
+          (c) => query["event_ticker"] === undefined || c["event_ticker"] === query["event_ticker"]
+        )
+      )
+      return answer(200, { event_fee_changes: page.items, cursor: page.cursor })
+    }
     if (method === "GET" && path === "/markets/trades") {
       const trades = this.publicTrades
         .filter((t) => query["ticker"] === undefined || t.ticker === query["ticker"])
@@ -339,7 +488,12 @@ export class FakeKalshi {
     if (method === "GET" && (m = /^\/series\/([^/]+)$/.exec(path))) {
       const ticker = decodeURIComponent(m[1]!)
       return answer(200, {
-        series: { ticker, title: `Series ${ticker}`, category: "Test", fee_type: "quadratic", fee_multiplier: 1 }
+        series: {
+          ticker,
+          title: `Series ${ticker}`,
+          category: "Test",
+          ...(this.seriesFees.get(ticker) ?? { fee_type: "quadratic", fee_multiplier: 1 })
+        }
       })
     }
     if (method === "GET" && (m = /^\/markets\/([^/]+)$/.exec(path))) {
@@ -358,9 +512,11 @@ export class FakeKalshi {
       const list = this.orders
         .filter((o) => (query["ticker"] ? o.ticker === query["ticker"] : true))
         .filter((o) => (query["status"] ? o.status === query["status"] : true))
+        .filter((o) => (query["min_ts"] ? o.created >= Number(query["min_ts"]) * 1000 : true))
         .slice()
         .reverse()
-      return answer(200, { cursor: "", orders: list.map((o) => this.orderRecord(o)) })
+      const page = paged(list)
+      return answer(200, { cursor: page.cursor, orders: page.items.map((o) => this.orderRecord(o)) })
     }
     if (method === "GET" && (m = /^\/portfolio\/orders\/([^/]+)$/.exec(path))) {
       const o = this.orders.find((x) => x.order_id === m![1])
@@ -370,13 +526,28 @@ export class FakeKalshi {
       const list = this.fills
         .filter((x) => (query["order_id"] ? x["order_id"] === query["order_id"] : true))
         .filter((x) => (query["min_ts"] ? (x["ts"] as number) >= Number(query["min_ts"]) : true))
-      return answer(200, { cursor: "", fills: list })
+        .slice()
+        .reverse()
+      const page = paged(list)
+      return answer(200, { cursor: page.cursor, fills: page.items })
+    }
+    if (method === "GET" && path === "/portfolio/settlements") {
+      const list = this.settlements
+        .filter((x) => (query["ticker"] ? x["ticker"] === query["ticker"] : true))
+        .filter((x) =>
+          query["min_ts"] ? Date.parse(x["settled_time"] as string) >= Number(query["min_ts"]) * 1000 : true
+        )
+        .slice()
+        .reverse()
+      const page = paged(list)
+      return answer(200, { cursor: page.cursor, settlements: page.items })
     }
     if (method === "GET" && path === "/portfolio/positions") {
       const held = new Map<string, F.Fixed>()
       for (const x of this.fills) {
         const n = f(x["count_fp"] as string)
         const t = x["ticker"] as string
+        if (this.settledMarkets.has(t)) continue
         held.set(t, F.add(held.get(t) ?? F.ZERO, x["book_side"] === "bid" ? n : F.neg(n)))
       }
       return answer(200, {
@@ -412,6 +583,10 @@ export class FakeKalshi {
         })
       }
       if (m[2] === "/amend") {
+        const renamed = body!["updated_client_order_id"] as string | undefined
+        if (renamed !== undefined && this.orders.some((x) => x.client_order_id === renamed))
+          return error(409, "order_already_exists", "an order with this client_order_id exists")
+        if (renamed !== undefined) o.client_order_id = renamed
         const price = f(body!["price"])
         if (price !== o.price) {
           const left = F.sub(o.initial, o.filled)
@@ -440,10 +615,11 @@ export class FakeKalshi {
     this.pushOrder(o)
   }
 
-  private cancel(o: FakeOrder) {
+  private cancel(o: FakeOrder, reason?: string) {
     const left = F.sub(o.initial, o.filled)
     o.status = "canceled"
     o.updated = this.clock()
+    if (reason !== undefined) o.lastUpdateReason = reason
     this.delta(o.ticker, o.side === "bid" ? "yes" : "no", this.legPrice(o), F.neg(left))
     this.pushOrder(o)
   }
@@ -456,6 +632,12 @@ export class FakeKalshi {
     const market = this.markets.get(b["ticker"])
     if (!market) return error(404, "not_found", "market not found")
     if (market.status !== "active") return error(409, "market_closed", "market is not open for trading")
+    if (b["reduce_only"] === true && b["time_in_force"] !== "immediate_or_cancel")
+      return error(
+        400,
+        "invalid_parameters",
+        "Orders with reduce_only set to true will be rejected unless time_in_force is immediate_or_cancel."
+      )
     const price = f(b["price"])
     const n = f(b["count"])
     const side = b["side"] as "bid" | "ask"
@@ -534,8 +716,9 @@ export class FakeKalshi {
       market_ticker: o.ticker,
       ticker: o.ticker,
       side: o.side === "bid" ? "yes" : "no",
-      action: "buy",
+      action: this.fillAction,
       book_side: o.side,
+      outcome_side: o.side === "bid" ? "yes" : "no",
       yes_price_dollars: dollars(yesPrice),
       no_price_dollars: dollars(F.sub(F.ONE, yesPrice)),
       count_fp: count(n),
@@ -562,7 +745,8 @@ export class FakeKalshi {
       status: m.status,
       open_time: "2026-01-01T00:00:00Z",
       close_time: "2099-01-01T00:00:00Z",
-      result: "",
+      result: m.result ?? "",
+      ...(m.settlementValue === undefined ? {} : { settlement_value_dollars: dollars(m.settlementValue) }),
       price_level_structure: "linear_cent",
       price_ranges: [{ start: "0.0000", end: "1.0000", step: "0.0100" }],
       // the top of the book as the market object states it: the YES ask is 1 − the best NO bid
@@ -631,6 +815,7 @@ export class FakeKalshi {
       last_update_time: new Date(o.updated).toISOString(),
       last_updated_ts_ms: o.updated,
       ...(o.expiration === null ? {} : { expiration_time: new Date(o.expiration).toISOString() }),
+      ...(o.lastUpdateReason === undefined ? {} : { last_update_reason: o.lastUpdateReason }),
       self_trade_prevention_type: "taker_at_cross"
     }
   }
@@ -638,51 +823,72 @@ export class FakeKalshi {
   // ------------------------------------------------------------------------------------------ WebSocket
 
   private onSocket(socket: WebSocket) {
-    const conn: Conn = { socket, subs: [] }
+    const conn: Conn = { socket, subs: [], muted: false }
     this.connections.push(conn)
     socket.on("close", () => {
       const i = this.connections.indexOf(conn)
       if (i !== -1) this.connections.splice(i, 1)
     })
+    socket.on("ping", (data) => {
+      if (!conn.muted) socket.pong(data)
+    })
     socket.on("message", (data) => {
+      if (conn.muted) return
       const cmd = JSON.parse(String(data)) as { id: number; cmd: string; params: Record<string, any> }
       this.commands.push(cmd)
-      const reply = (x: unknown) => socket.send(JSON.stringify(x))
+      const reply = (x: unknown) => this.sendTo(conn, x)
       if (cmd.cmd === "subscribe") {
         for (const channel of cmd.params["channels"] as Array<string>) {
-          const sub: Sub = { sid: ++this.sids, channel, tickers: new Set(cmd.params["market_tickers"] ?? []), seq: 0 }
-          conn.subs.push(sub)
-          reply({ type: "subscribed", id: cmd.id, msg: { channel, sid: sub.sid } })
-          if (channel === "orderbook_delta") for (const t of sub.tickers) this.snapshot(socket, sub, t, cmd.id)
+          const sub: Sub = {
+            sid: ++this.sids,
+            channel,
+            // the lifecycle channel takes no ticker filter: it carries every market
+            tickers: new Set(channel === "market_lifecycle_v2" ? [] : (cmd.params["market_tickers"] ?? [])),
+            seq: 0,
+            yesPrice: cmd.params["use_yes_price"] ?? this.defaultYesPrice
+          }
+          const acknowledge = () => {
+            conn.subs.push(sub)
+            reply({ type: "subscribed", id: cmd.id, msg: { channel, sid: sub.sid } })
+            if (channel === "orderbook_delta") for (const t of sub.tickers) this.snapshot(conn, sub, t, cmd.id)
+          }
+          if (this.ackDelayMs > 0) setTimeout(acknowledge, this.ackDelayMs)
+          else acknowledge()
         }
       } else if (cmd.cmd === "update_subscription") {
         const sub = conn.subs.find((s) => s.sid === cmd.params["sid"])
-        if (!sub) return reply({ type: "error", id: cmd.id, msg: { code: 6, msg: "unknown sid" } })
+        if (!sub) return reply({ type: "error", id: cmd.id, msg: { code: 7, msg: "Unknown subscription ID" } })
         const tickers = (cmd.params["market_tickers"] ?? []) as Array<string>
         if (cmd.params["action"] === "add_markets") {
           for (const t of tickers) sub.tickers.add(t)
           reply({ type: "ok", id: cmd.id, sid: sub.sid, seq: ++sub.seq, msg: { market_tickers: [...sub.tickers] } })
-          if (sub.channel === "orderbook_delta") for (const t of tickers) this.snapshot(socket, sub, t, cmd.id)
+          if (sub.channel === "orderbook_delta") for (const t of tickers) this.snapshot(conn, sub, t, cmd.id)
         } else if (cmd.params["action"] === "get_snapshot") {
-          for (const t of tickers) this.snapshot(socket, sub, t, cmd.id)
+          if (sub.channel !== "orderbook_delta")
+            return reply({ type: "error", id: cmd.id, msg: { code: 13, msg: "Unsupported action" } })
+          for (const t of tickers) this.snapshot(conn, sub, t, cmd.id)
         }
       }
     })
   }
 
-  private snapshot(socket: WebSocket, sub: Sub, ticker: string, id: number) {
+  /** A NO bid at leg price q as the subscription reports it: q, or the YES-leg price 1 − q with `use_yes_price`. */
+  private noLevel(sub: Sub, legPrice: F.Fixed): F.Fixed {
+    return sub.yesPrice ? F.sub(F.ONE, legPrice) : legPrice
+  }
+
+  private snapshot(conn: Conn, sub: Sub, ticker: string, id: number) {
     const m = this.markets.get(ticker)
     if (!m) return
     const { yes, no } = this.ladders(m)
-    socket.send(
-      JSON.stringify({
-        type: "orderbook_snapshot",
-        id,
-        sid: sub.sid,
-        seq: ++sub.seq,
-        msg: { market_ticker: ticker, yes_dollars_fp: yes, no_dollars_fp: no }
-      })
-    )
+    const noSide = sub.yesPrice ? no.map(([p, n]) => [dollars(this.noLevel(sub, f(p!))), n]).reverse() : no
+    this.sendTo(conn, {
+      type: "orderbook_snapshot",
+      id,
+      sid: sub.sid,
+      seq: ++sub.seq,
+      msg: { market_ticker: ticker, yes_dollars_fp: yes, no_dollars_fp: noSide }
+    })
   }
 
   private delta(ticker: string, side: "yes" | "no", legPrice: F.Fixed, delta: F.Fixed) {
@@ -696,14 +902,13 @@ export class FakeKalshi {
           this.dropDeltas -= 1
           continue
         }
-        c.socket.send(
-          JSON.stringify({
-            type: "orderbook_delta",
-            sid: s.sid,
-            seq: s.seq,
-            msg: { market_ticker: ticker, price_dollars: dollars(legPrice), delta_fp: count(delta), side, ts_ms: now }
-          })
-        )
+        const price = side === "no" ? this.noLevel(s, legPrice) : legPrice
+        this.sendTo(c, {
+          type: "orderbook_delta",
+          sid: s.sid,
+          seq: s.seq,
+          msg: { market_ticker: ticker, price_dollars: dollars(price), delta_fp: count(delta), side, ts_ms: now }
+        })
       }
   }
 
@@ -713,15 +918,20 @@ export class FakeKalshi {
 
   private push(channel: string, _ticker: string, message: { type: string; msg: unknown }) {
     for (const c of this.connections)
-      for (const s of c.subs) if (s.channel === channel) c.socket.send(JSON.stringify({ ...message, sid: s.sid }))
+      for (const s of c.subs) if (s.channel === channel) this.sendTo(c, { ...message, sid: s.sid })
   }
 }
 
-/** A started fake exchange for the scope. */
-export const fakeKalshi = (publicKey: KeyObject, specs: ReadonlyArray<FakeMarketSpec>) =>
+/** A started fake exchange for the scope; `tune` sets it up before it starts (its ping interval…). */
+export const fakeKalshi = (
+  publicKey: KeyObject,
+  specs: ReadonlyArray<FakeMarketSpec>,
+  tune: (fake: FakeKalshi) => void = () => {}
+) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const fake = new FakeKalshi(publicKey, specs)
+      tune(fake)
       await fake.start()
       return fake
     }),

@@ -33,7 +33,8 @@ describe.skipIf(!haveTranscript)(
     : "the recorded transcript — SKIPPED: ../shared/fixtures/recorded/kalshi is absent",
   () => {
     it("snapshot 1 plus deltas 2–137 is snapshot 138 exactly; no gap over the whole transcript", () => {
-      const p = new StreamProtocol([], true)
+      // recorded with the venue's default NO-leg prices on the NO side: decoded in that form
+      const p = new StreamProtocol([], true, { yesPrice: false })
       let deltas = 0
       let checked = false
       const all: Array<StreamOutput> = []
@@ -71,7 +72,7 @@ describe.skipIf(!haveTranscript)(
     })
 
     it("a dropped delta is a gap, answered by a get_snapshot command; the fresh snapshot heals the book", () => {
-      const p = new StreamProtocol([TICKER], true)
+      const p = new StreamProtocol([TICKER], true, { yesPrice: false })
       p.open()
       const lines = incoming(transcript()).filter((m) => !(m["type"] === "orderbook_delta" && seqOf(m) === 50))
       const gaps: Array<StreamOutput> = []
@@ -83,7 +84,9 @@ describe.skipIf(!haveTranscript)(
         sent.push(...commands)
         if (m["type"] === "orderbook_snapshot" && seqOf(m) === 138) healed = true
       }
-      expect(gaps).toEqual([{ _tag: "Gap", ticker: TICKER, sid: 1, expected: 50, got: 51 }])
+      expect(gaps).toEqual([
+        { _tag: "Gap", channel: "orderbook_delta", sid: 1, tickers: [TICKER], expected: 50, got: 51 }
+      ])
       expect(sent).toEqual([
         { id: 8, cmd: "update_subscription", params: { sid: 1, market_tickers: [TICKER], action: "get_snapshot" } }
       ])
@@ -167,7 +170,6 @@ describe("stream commands", () => {
       "update_subscription",
       "update_subscription",
       "update_subscription",
-      "update_subscription",
       "update_subscription"
     ])
     const errors = commandErrors(commands)
@@ -227,6 +229,7 @@ describe("the connection", () => {
               const s = ++sid
               socket.send(JSON.stringify({ type: "subscribed", id: cmd.id, msg: { channel, sid: s } }))
               if (channel === "orderbook_delta") {
+                // a NO bid at 0.55 in the form the subscription asked for: YES-leg 0.45, or the NO leg's 0.55
                 socket.send(
                   JSON.stringify({
                     type: "orderbook_snapshot",
@@ -235,7 +238,7 @@ describe("the connection", () => {
                     msg: {
                       market_ticker: "M",
                       yes_dollars_fp: [["0.4000", "3.00"]],
-                      no_dollars_fp: [["0.5500", "2.00"]]
+                      no_dollars_fp: [[cmd.params.use_yes_price === true ? "0.4500" : "0.5500", "2.00"]]
                     }
                   })
                 )
@@ -258,6 +261,8 @@ describe("the connection", () => {
           while (pongs.length === 0 || connections[0]!.commands.length < 7) yield* Effect.sleep("5 millis")
           expect(pongs).toEqual(["heartbeat"])
           expect(connections[0]!.headers["kalshi-access-key"]).toBe("k1")
+          // the YES-leg flag is sent explicitly, never left to the venue's default
+          expect(connections[0]!.commands[0].params.use_yes_price).toBe(true)
           const channels = (c: (typeof connections)[number]) => c.commands.map((x) => x.params.channels.join())
           expect(channels(connections[0]!)).toEqual([
             "orderbook_delta",

@@ -23,7 +23,8 @@ describe("settings", () => {
       apiUrl: ENDPOINTS.prod.api,
       wsUrl: ENDPOINTS.prod.ws,
       credentials: undefined,
-      limits: { read: { capacity: 600, refillPerSecond: 200 }, write: { capacity: 100, refillPerSecond: 100 } },
+      // Basic: reads 200/s over a two-second bucket, writes 100/s over one
+      limits: { read: { capacity: 400, refillPerSecond: 200 }, write: { capacity: 100, refillPerSecond: 100 } },
       timeoutMs: 10_000
     })
   })

@@ -285,3 +285,63 @@ describe("Kalshi wire forms", () => {
     expect(W.estimateFee({ type: "flat", multiplier: F.ONE }, f("10"), f("0.5"), "taker")).toBeUndefined()
   })
 })
+
+describe("direction, settlements and fee overrides as the venue states them", () => {
+  it("every documented action is read; book_side decides, then outcome_side; a fill without either is unreadable", () => {
+    for (const action of ["buy", "sell", "sell_partial", "sell_to_close", ""] as const) {
+      expect(W.sideOf({ book_side: "bid", side: "no", action })).toBe("buy")
+      expect(W.sideOf({ book_side: "ask", side: "yes", action })).toBe("sell")
+      expect(W.sideOf({ outcome_side: "no", action })).toBe("sell")
+    }
+    expect(W.sideOf({ side: "yes", action: "sell_to_close" })).toBe("sell")
+    expect(W.sideOf({ side: "no", action: "sell_partial" })).toBe("buy")
+    const fill = (over: Record<string, unknown>) =>
+      Either.flatMap(
+        W.decodeEither(W.KFill)({
+          trade_id: "t",
+          order_id: "o",
+          market_ticker: "M",
+          is_taker: true,
+          yes_price_dollars: "0.4000",
+          count_fp: "1.00",
+          ...over
+        }),
+        W.toFill
+      )
+    expect(Either.isRight(fill({ action: "sell_to_close", book_side: "ask" }))).toBe(true)
+    expect(Either.isLeft(fill({ action: "" }))).toBe(true)
+    expect(Either.isLeft(fill({ action: "short" }))).toBe(true)
+  })
+
+  it("status unknown is not terminal", () => {
+    expect(W.orderStatus("unknown", f("2"), false)).toBe("open")
+    expect(W.orderStatus("unknown", F.ZERO, false)).toBe("closed")
+  })
+
+  it("a settlement pays 1, 0, or the venue's figure for a scalar result", () => {
+    const s = (market_result: string, value: number | null) =>
+      W.toSettlement({ ticker: "M", market_result, settled_time: "2026-01-02T00:00:00Z", value })
+    expect(right(s("yes", 100))).toEqual({ nativeId: "M", payout: F.ONE, ts: Date.parse("2026-01-02T00:00:00Z") })
+    expect(right(s("no", 0)).payout).toBe(F.ZERO)
+    expect(right(s("scalar", 37)).payout).toBe(f("0.37"))
+    expect(Either.isLeft(s("scalar", null))).toBe(true)
+  })
+
+  it("the override in force is the latest scheduled before now; a cleared one falls back to the series", () => {
+    const change = (id: string, at: number, type: string | null, multiplier: number | null) => ({
+      id,
+      event_ticker: "E",
+      fee_type_override: type,
+      fee_multiplier_override: multiplier,
+      scheduled_ts: new Date(at).toISOString()
+    })
+    const now = Date.parse("2026-06-01T00:00:00Z")
+    expect(right(W.feeOverride([], now))).toBeNull()
+    expect(
+      right(W.feeOverride([change("a", now - 10, "quadratic", 2), change("b", now + 10, "flat", 1)], now))
+    ).toEqual({ type: "quadratic", multiplier: f("2") })
+    expect(
+      right(W.feeOverride([change("a", now - 20, "quadratic", 2), change("b", now - 10, null, null)], now))
+    ).toBeNull()
+  })
+})
