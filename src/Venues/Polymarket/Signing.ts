@@ -136,7 +136,12 @@ const EXCHANGES: Record<
       standard: "0x4bFb41d5B3570DeFd03C39a9A4D8dE6Bd8B8982E",
       negRisk: "0xC5d563A36AE78145C45a50134d48A1215220f80a"
     },
-    2: { standard: "0xE111180000d2663C0091e4f400237545B87B996B", negRisk: "0xe2222d279d744050d28e00520010520000310F59" }
+    2: {
+      standard: "0xE111180000d2663C0091e4f400237545B87B996B",
+      negRisk: "0xe2222d279d744050d28e00520010520000310F59"
+    },
+    // one version-3 exchange serves standard and neg-risk markets alike
+    3: { standard: "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa", negRisk: "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa" }
   },
   80002: {
     1: {
@@ -147,7 +152,7 @@ const EXCHANGES: Record<
       standard: "0xE111180000d2663C0091e4f400237545B87B996B",
       negRisk: "0xe2222d279d744050d28e00520010520000310F59"
     },
-    3: { standard: "0x9fE6e61422AdB6F610d8597F9684b16912D50C3D" }
+    3: { standard: "0x9fE6e61422AdB6F610d8597F9684b16912D50C3D", negRisk: "0x9fE6e61422AdB6F610d8597F9684b16912D50C3D" }
   }
 }
 
@@ -423,6 +428,35 @@ export const orderAmounts = (
     ? { makerAmount: BigInt(usdc), takerAmount: BigInt(shares) }
     : { makerAmount: BigInt(shares), takerAmount: BigInt(usdc) }
 }
+
+/** A market (FOK/FAK) BUY's USDC amount has at most 2 decimals and its share amount at most 4, whatever the tick. */
+export const MARKET_BUY_USDC_STEP = F.of("0.01")
+export const MARKET_BUY_SHARES_STEP = F.of("0.0001")
+
+/**
+ * Amounts of an order the CLOB treats as a market order (FOK, FAK): a BUY spends at most `price × size` USDC cut to
+ * cents, for at least that USDC over `price` shares rounded up to 4 decimals (so the worst price stays within
+ * `price` and the shares never exceed `size`); a SELL is sized as a limit order.
+ */
+export const marketOrderAmounts = (
+  side: "BUY" | "SELL",
+  price: F.Fixed,
+  size: F.Fixed,
+  tick: F.Fixed
+): { readonly makerAmount: bigint; readonly takerAmount: bigint } => {
+  if (side === "SELL") return orderAmounts(side, price, size, tick)
+  if (price <= 0 || price >= F.ONE) throw new RangeError(`price ${F.format(price)} is outside (0, 1)`)
+  const shares = F.roundTo(size, SIZE_STEP, "down")
+  const usdc = F.roundTo(F.mul(price, shares, "down"), MARKET_BUY_USDC_STEP, "down")
+  const taking = F.min(F.roundTo(F.div(usdc, price, "up"), MARKET_BUY_SHARES_STEP, "up"), shares)
+  return { makerAmount: BigInt(usdc), takerAmount: BigInt(taking) }
+}
+
+/**
+ * The salt of the order placed for a client order id: the first six bytes of its keccak-256, so that the order's
+ * hash (its venue id) can be computed again from the request alone. The desk's client ids never repeat.
+ */
+export const saltOf = (clientOrderId: string): bigint => BigInt(keccak256(toHex(clientOrderId)).slice(0, 14))
 
 /** The two valid prices around one off the grid: what a refusal names. */
 export const nearestTicks = (price: F.Fixed, tick: F.Fixed): readonly [F.Fixed, F.Fixed] => {

@@ -116,7 +116,7 @@ describe("Polymarket end to end", () => {
   )
 
   it.live(
-    "plain orders: a resting buy, a taker fill counted once through matched and confirmed, a sell on the NO token, cancel and cancel-all",
+    "plain orders: a resting buy, a taker fill counted once through matched and confirmed, a sell of the YES held, cancel and cancel-all",
     () =>
       Effect.gen(function* () {
         const x = yield* Clob
@@ -145,11 +145,15 @@ describe("Polymarket end to end", () => {
           [[taken.body.id, "0.6", "5"]]
         )
 
-        // our sell at YES 0.7 is a BUY of the NO token at 0.3; an outside taker fills it in part
-        const sell = yield* place({ side: "sell", type: "limit", amount: "6", price: "0.7" })
+        // YES and NO do not net: selling more than the 5 YES held would hold both, and is refused naming the rule
+        const oversold = yield* place({ side: "sell", type: "limit", amount: "6", price: "0.7" })
+        assert.strictEqual(oversold.status, 400, oversold.text)
+        assert.match(oversold.body.error.message, /YES and NO do not net/)
+        // our sell of the 5 YES held at 0.7 is a SELL of the YES token; an outside taker fills it in part
+        const sell = yield* place({ side: "sell", type: "limit", amount: "5", price: "0.7" })
         assert.strictEqual(sell.status, 201, sell.text)
         const noOrder = x.orders[2]!
-        assert.deepStrictEqual([noOrder.tokenId, noOrder.side], [NO_TOKEN, "BUY"])
+        assert.deepStrictEqual([noOrder.tokenId, noOrder.side], [YES_TOKEN, "SELL"])
         x.fillResting(noOrder.id, "2")
         const partly = yield* eventually(authed("GET", `/trading/orders/${sell.body.id}`), (r) => r.body.filled === "2")
         assert.strictEqual(partly.body.status, "open")
