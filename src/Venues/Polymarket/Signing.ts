@@ -7,6 +7,7 @@ import {
   getAddress,
   type Hex,
   hashTypedData,
+  hexToBytes,
   keccak256,
   type LocalAccount,
   recoverTypedDataAddress,
@@ -332,39 +333,63 @@ const domainSeparator = (x: Exchange): Hex =>
     )
   )
 
-const contentsHash = (o: Order): Hex =>
-  keccak256(
-    encodeAbiParameters(
-      [
-        { type: "bytes32" },
-        { type: "uint256" },
-        { type: "address" },
-        { type: "address" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "uint8" },
-        { type: "uint8" },
-        { type: "uint256" },
-        { type: "bytes32" },
-        { type: "bytes32" }
-      ],
-      [
-        ORDER_V2_TYPE_HASH,
-        o.salt,
-        o.maker,
-        o.signer,
-        BigInt(o.tokenId),
-        o.makerAmount,
-        o.takerAmount,
-        sideNum(o),
-        o.signatureType,
-        o.timestamp,
-        o.metadata,
-        o.builder
-      ]
-    )
+const contentsHash = (o: Order): Hex => keccak256(contentsEncoding(o))
+
+const contentsEncoding = (o: Order): Hex =>
+  encodeAbiParameters(
+    [
+      { type: "bytes32" },
+      { type: "uint256" },
+      { type: "address" },
+      { type: "address" },
+      { type: "uint256" },
+      { type: "uint256" },
+      { type: "uint256" },
+      { type: "uint8" },
+      { type: "uint8" },
+      { type: "uint256" },
+      { type: "bytes32" },
+      { type: "bytes32" }
+    ],
+    [
+      ORDER_V2_TYPE_HASH,
+      o.salt,
+      o.maker,
+      o.signer,
+      BigInt(o.tokenId),
+      o.makerAmount,
+      o.takerAmount,
+      sideNum(o),
+      o.signatureType,
+      o.timestamp,
+      o.metadata,
+      o.builder
+    ]
   )
+
+/**
+ * The creation time (ms, within `from`..`to`) at which a V2/V3 order with every other field of `o` has the hash
+ * `id`, if one does: how an order whose hash was not kept is recognized again from what it was asked to be.
+ */
+export const timestampOf = (x: Exchange, o: Order, id: string, from: number, to: number): number | undefined => {
+  if (x.version === 1 || !/^0x[0-9a-fA-F]{64}$/.test(id)) return undefined
+  const contents = hexToBytes(contentsEncoding({ ...o, timestamp: 0n }))
+  const digest = new Uint8Array(66)
+  digest.set(hexToBytes(concat(["0x1901", separatorOf(x)])), 0)
+  const target = hexToBytes(id as Hex)
+  // the timestamp is the tenth 32-byte word of the encoding
+  const at = 9 * 32
+  for (let ts = Math.max(0, from); ts <= to; ts++) {
+    contents.fill(0, at, at + 32)
+    for (let i = at + 31, v = ts; v > 0; i--, v = Math.floor(v / 256)) contents[i] = v % 256
+    digest.set(keccak256(contents, "bytes"), 34)
+    const hash = keccak256(digest, "bytes")
+    let same = true
+    for (let i = 0; i < 32 && same; i++) same = hash[i] === target[i]
+    if (same) return ts
+  }
+  return undefined
+}
 
 /**
  * Signs an order for the exchange. Types 0–2 sign the order itself; a deposit wallet (type 3, V2/V3 only) signs

@@ -28,6 +28,7 @@ import {
   orderJson,
   saltOf,
   type SignatureType,
+  timestampOf,
   signerOf,
   signOrder,
   SIZE_STEP,
@@ -1009,8 +1010,13 @@ export const makePolymarketVenue = (
           const leg = legs.find((l) => l.tokenId === o.asset_id && l.venueSide === o.side)
           if (leg === undefined || o.created_at === undefined) continue
           const around = o.created_at * 1000
-          for (let ts = around - 15_000; ts <= around + 15_000; ts++) {
-            if (orderHash(exchange, signedOrder(r, m, leg, ts)) !== o.id) continue
+          const shape = signedOrder(r, m, leg, around)
+          // only an order of the request's size is worth the search (it blocks while it runs)
+          const shares = Number(leg.venueSide === "BUY" ? shape.takerAmount : shape.makerAmount)
+          if (F.parse(o.original_size) !== shares) continue
+          yield* Effect.yieldNow()
+          const ts = timestampOf(exchange, shape, o.id, around - 15_000, around + 15_000)
+          if (ts !== undefined) {
             const target = F.parse(o.original_size) ?? F.ZERO
             const p: Placed = {
               clientOrderId: r.clientOrderId,
