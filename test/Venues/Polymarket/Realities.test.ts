@@ -3,6 +3,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { Effect, Exit, Queue, type Scope } from "effect"
 import fc from "fast-check"
 import { afterEach, describe, expect, it } from "vitest"
+import { polymarketAccount } from "../../../src/Doctor.ts"
 import * as F from "../../../src/Domain/Fixed.ts"
 import type { PlaceOrderRequest, Venue, VenueError, VenueEvent } from "../../../src/Services/VenueGateway.ts"
 import {
@@ -229,6 +230,13 @@ describe("Polymarket as documented: order shapes", () => {
     expect(() => configFromEnv({ POLYMARKET_PRIVATE_KEY: KEY, POLYMARKET_SIGNATURE_TYPE: "3" })).toThrow(
       /POLYMARKET_FUNDER/
     )
+    // doctor says which type the settings sign with and what a new account needs
+    expect(polymarketAccount({ POLYMARKET_PRIVATE_KEY: KEY })).toMatchObject({ status: "warn", detail: /type 3/ })
+    expect(polymarketAccount({ POLYMARKET_PRIVATE_KEY: KEY, POLYMARKET_FUNDER: wallet })).toMatchObject({
+      status: "ok",
+      detail: /deposit wallet \(type 3\)/
+    })
+    expect(polymarketAccount({ POLYMARKET_PRIVATE_KEY: KEY, POLYMARKET_SIGNATURE_TYPE: "2" })?.status).toBe("fail")
   })
 
   it("a 503 (cancel-only) carries its Retry-After", async () => {
