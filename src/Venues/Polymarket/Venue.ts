@@ -143,7 +143,7 @@ export const polymarketCapabilities = (trading: boolean): Capabilities => ({
   cancel_all_orders: trading,
   edit_order: false,
   fetch_orders: trading,
-  fetch_my_trades: false,
+  fetch_my_trades: trading,
   fetch_positions: false,
   fetch_balance: false,
   post_only: trading,
