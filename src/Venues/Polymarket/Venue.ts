@@ -425,11 +425,11 @@ export const makePolymarketVenue = (
 
     const fromOpenOrder = (o: OpenOrder, p: Placed, now: number): VenueOrder => {
       const filled = F.parse(o.size_matched) ?? F.ZERO
-      const s = o.status.toUpperCase()
+      const s = o.status.toUpperCase().replace(/^ORDER_STATUS_/, "")
       const status: VenueOrderStatus =
-        s.includes("LIVE") || s.includes("DELAYED")
+        s === "LIVE" || s === "DELAYED"
           ? "open"
-          : filled >= p.target || s.includes("MATCHED")
+          : filled >= p.target || s === "MATCHED"
             ? "closed"
             : p.expiresAt !== null && now >= p.expiresAt
               ? "expired"
@@ -470,7 +470,7 @@ export const makePolymarketVenue = (
     const channels = new Map<string, StreamStatus & { opens: number }>()
     const publish = (e: VenueEvent) => Effect.runSync(PubSub.publish(events, e))
     /** Handlers that keep a channel's state and report it stale, resumed (market) or to be read back (user). */
-    const tracked = (channel: string, handlers: ChannelHandlers, resumedOnOpen: boolean): ChannelHandlers => {
+    const tracked = (channel: string, handlers: ChannelHandlers, resyncOnReopen: boolean): ChannelHandlers => {
       channels.set(channel, { channel, state: "connecting", lastMessageAt: null, reconnects: 0, opens: 0 })
       const update = (f: (s: StreamStatus & { opens: number }) => Partial<StreamStatus & { opens: number }>) => {
         const s = channels.get(channel)
@@ -487,7 +487,7 @@ export const makePolymarketVenue = (
             lastMessageAt: at
           }))
           const sub = handlers.onOpen()
-          if (before !== undefined && before.opens > 0 && resumedOnOpen) {
+          if (before !== undefined && before.opens > 0 && resyncOnReopen) {
             publish({ _tag: "Stream", channel, state: "resync", lastMessageAgeMs: null, ts: at })
           }
           return sub
