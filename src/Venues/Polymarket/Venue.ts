@@ -547,7 +547,9 @@ export const makePolymarketVenue = (
               onFrame: (text) => {
                 const frame = parseUserFrame(text)
                 for (const bad of frame.bad) {
+                  // an own order or trade we could not read: what the venue did is to be read back
                   Effect.runSync(Effect.logWarning(`polymarket user channel: unreadable message (${bad})`))
+                  publish({ _tag: "Stream", channel: "user", state: "resync", lastMessageAgeMs: null, ts: nowMs() })
                 }
                 for (const msg of frame.messages) {
                   if (msg.event_type === "order") {
@@ -1234,7 +1236,10 @@ export const makePolymarketVenue = (
                 }
               }
             },
-            onClose: () => {}
+            // a book the socket no longer keeps is read from REST until the fresh snapshots arrive
+            onClose: () => {
+              for (const t of byToken.keys()) books.books.delete(t)
+            }
           },
           false
         )

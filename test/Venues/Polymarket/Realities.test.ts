@@ -483,4 +483,17 @@ describe("Polymarket as documented: lost answers and silent sockets", () => {
     expect(out.resync).toMatchObject({ channel: "user", state: "resync" })
     expect(out.opened).toBe(2)
   })
+
+  it("an own trade the adapter cannot read is not skipped in silence: it asks for a read-back (resync)", async () => {
+    const out = await run((venue, x) =>
+      Effect.gen(function* () {
+        const q = yield* venue.subscribe
+        yield* venue.placeOrder(order({}))
+        while (x.userConnections() === 0) yield* Effect.sleep("10 millis")
+        x.broadcastUser({ event_type: "trade", id: "garbled", market: CONDITION })
+        return yield* until(q, (e) => e._tag === "Stream")
+      })
+    )
+    expect(out).toMatchObject({ channel: "user", state: "resync" })
+  })
 })
