@@ -9,12 +9,15 @@ import { type Figure, ratio, time } from "./bench/common.ts"
 import { deskFigures } from "./bench/desk.ts"
 import { benchTape, throughput } from "./bench/engine.ts"
 import { historyFigures } from "./bench/history.ts"
+import { isolationFigures } from "./bench/isolation.ts"
 import { largestParentFigures } from "./bench/largest.ts"
 import { matchingFigures } from "./bench/matching.ts"
 import { parentFigures } from "./bench/parents.ts"
 import { serverFigures } from "./bench/server.ts"
 import { startupFigures } from "./bench/startup.ts"
 import { sweepFigures } from "./bench/sweep.ts"
+import { tracingFigures } from "./bench/tracing.ts"
+import { tapeFigures } from "./bench/tapes.ts"
 import { venueFigures } from "./bench/venues.ts"
 import * as F from "../src/Domain/Fixed.ts"
 import type { MarketView, ParentSpec } from "../src/Engine/Core.ts"
@@ -27,11 +30,20 @@ const report = (f: Figure) => {
   console.log(JSON.stringify(f))
 }
 const progress = (what: string) => process.stderr.write(`bench: ${what}…\n`)
+/**
+ * The sections to run: names given as arguments (`npm run bench -- replay sweep`) or in `BENCH_ONLY` (comma-separated),
+ * else all of them. Sections: cores, largest, engine, replay, tapes, parents, matching, startup, history, sweep, desk,
+ * isolation, server, tracing, venues.
+ */
+const only = new Set(
+  [...process.argv.slice(2), ...(process.env["BENCH_ONLY"] ?? "").split(",")].map((s) => s.trim()).filter((s) => s)
+)
+const want = (section: string) => only.size === 0 || only.has(section)
 
-progress("decision cores")
+if (want("cores")) progress("decision cores")
 // 1. Decision cores: market inputs per second through stop and trailing-stop cores, against the bare loop that
 //    only reads the same views.
-{
+if (want("cores")) {
   const views: Array<MarketView> = []
   let bid = 500_000
   for (let i = 0; i < 200_000; i++) {
@@ -79,12 +91,14 @@ progress("decision cores")
 }
 
 // 1b. The largest parent the bounds allow: a twap of 10,000 slices, per input late in its life against early.
-progress("largest twap")
-for (const f of largestParentFigures()) report(f)
+if (want("largest")) {
+  progress("largest twap")
+  for (const f of largestParentFigures()) report(f)
+}
 
 // 2. The driver: market inputs through tape venue, driver and engine with 10,000 live parents of all nine types over
 //    100 markets, against applying the same inputs to bare books; then the same with 1k and 100k parents.
-{
+if (want("engine")) {
   const tape = benchTape(100, 600)
   const sizes = [1_000, 10_000, 100_000]
   const runs = new Map<number, Awaited<ReturnType<typeof throughput>>>()
@@ -149,7 +163,7 @@ for (const f of largestParentFigures()) report(f)
 
 // 3. Replay end to end (parse, tape venue, desk, engine, journal, event log) on a large generated tape, against
 //    parsing the same tape and applying it to bare books.
-{
+if (want("replay")) {
   progress("replay")
   const generated = generateTape({ seed: 3, markets: 100, durationS: 600 })
   const text = formatTape(generated.header, generated.events)
@@ -182,39 +196,73 @@ for (const f of largestParentFigures()) report(f)
   })
 }
 
+// 3b. The Arrow tape against the NDJSON one, read alone and replayed; the heap of a replay streaming a long tape.
+if (want("tapes")) {
+  progress("tapes")
+  for (const f of await tapeFigures()) report(f)
+}
+
 // 4. Restore from SQLite, heap per live parent, reaction time.
-progress("restore, heap and reaction")
-;(globalThis as { gc?: () => void }).gc?.()
-for (const f of await parentFigures()) report(f)
+if (want("parents")) {
+  progress("restore, heap and reaction")
+  ;(globalThis as { gc?: () => void }).gc?.()
+  for (const f of await parentFigures()) report(f)
+}
 
 // 5. The local matcher: indexing two venues' catalogs of 50,000 markets each, and one match.
-progress("matching")
-for (const f of matchingFigures()) report(f)
+if (want("matching")) {
+  progress("matching")
+  for (const f of matchingFigures()) report(f)
+}
 
 // 6. Start-up of the shipped command line (built first, so the server below runs the current sources too):
 //    `--help` against `node -e 0`, and `serve` to its first /health answer against a bare node:http server.
-progress("build and start-up")
-for (const f of await startupFigures()) report(f)
+if (want("startup")) {
+  progress("build and start-up")
+  for (const f of await startupFigures()) report(f)
+}
 
 // 6b. The data host's history reads over a store on disk.
-progress("history")
-for (const f of historyFigures()) report(f)
+if (want("history")) {
+  progress("history")
+  for (const f of historyFigures()) report(f)
+}
 
 // 6c. Sweeps: jobs per second on one worker thread and on one per core; the cluster's bookkeeping per job.
-progress("sweeps")
-for (const f of await sweepFigures()) report(f)
+if (want("sweep")) {
+  progress("sweeps")
+  for (const f of await sweepFigures()) report(f)
+}
 
 // 7. The desk alone: a plain order placed in process, one after another, on SQLite against the in-memory store.
-progress("desk placements")
-for (const f of await deskFigures()) report(f)
+if (want("desk")) {
+  progress("desk placements")
+  for (const f of await deskFigures()) report(f)
+}
+
+// 7a. One venue's placements hanging: another venue's orders against the same with nothing hanging.
+if (want("isolation")) {
+  progress("desk isolation (a remote venue that never answers)")
+  for (const f of await isolationFigures()) report(f)
+}
 
 // 7b. The server under load against a bare node:http server and the same route on a minimal HttpApi server.
-progress("server under autocannon")
-for (const f of await serverFigures()) report(f)
+if (want("server")) {
+  progress("server under autocannon")
+  for (const f of await serverFigures()) report(f)
+}
+
+// 7c. The same server exporting its spans over OTLP to a collector in this process, against tracing off.
+if (want("tracing")) {
+  progress("tracing on and off")
+  for (const f of await tracingFigures()) report(f)
+}
 
 // 8. A stop on the fake Kalshi and Polymarket exchanges: a streamed book change to its child reaching the exchange.
-progress("venue reaction (fake Kalshi and Polymarket)")
-for (const f of await venueFigures()) report(f)
+if (want("venues")) {
+  progress("venue reaction (fake Kalshi and Polymarket)")
+  for (const f of await venueFigures()) report(f)
+}
 
 console.log("")
 console.log(

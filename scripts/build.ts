@@ -49,34 +49,40 @@ const helpPage = async (outdir: string, path: ReadonlyArray<string>): Promise<st
   return stdout
 }
 
+/** The commands a help page lists (`Commands:` and the root's groups), by name. */
+export const listedCommands = (page: string): Array<string> => {
+  const names: Array<string> = []
+  let listing = false
+  for (const line of stripVTControlCharacters(page).split("\n")) {
+    if (/^\S.*:$/.test(line)) {
+      listing = !/^(Usage|Arguments|Flags|Global flags|Examples):$/.test(line)
+      continue
+    }
+    const listed = /^ {2}([a-z][a-z0-9-]*)(?: {3,}\S.*)?$/.exec(line)
+    if (listing && listed !== null) names.push(listed[1]!)
+  }
+  return names
+}
+
 /**
- * Writes `help.json` beside the bundle: the help page of the command and of every command its page lists, by path
+ * Writes `help.json` beside the bundle: the help page of the command and of every command the pages list, by path
  * (`""`, `"serve"`, `"orders place"`, …), as the built command prints them. `bin/crossbook.js` answers `--help` from
  * it without loading the bundle (a start costs about a quarter of a second of module loading); a path it does not
  * hold goes to the command itself.
  */
 export const renderHelp = async (outdir: string): Promise<void> => {
-  const root = await helpPage(outdir, [])
-  const paths = new Set<string>()
-  for (const line of root.split("\n")) {
-    const listed = /^ {2}- (.*)$/.exec(stripVTControlCharacters(line))
-    if (listed === null) continue
-    // The command's words, up to its first option or argument.
-    const words: Array<string> = []
-    for (const word of listed[1]!.split(/\s+/)) {
-      if (!/^[a-z][a-z0-9-]*$/.test(word)) break
-      words.push(word)
-    }
-    if (words.length > 0) paths.add(words.join(" "))
-  }
-  const pages: Record<string, string> = { "": root }
-  const queue = [...paths]
-  const worker = async () => {
-    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-      pages[path] = await helpPage(outdir, path.split(" "))
+  const pages: Record<string, string> = {}
+  let level: Array<string> = [""]
+  while (level.length > 0) {
+    const rendered = await Promise.all(
+      level.map(async (path) => [path, await helpPage(outdir, path === "" ? [] : path.split(" "))] as const)
+    )
+    level = []
+    for (const [path, page] of rendered) {
+      pages[path] = page
+      for (const name of listedCommands(page)) level.push(path === "" ? name : `${path} ${name}`)
     }
   }
-  await Promise.all([worker(), worker(), worker(), worker()])
   const sorted = Object.fromEntries(Object.entries(pages).sort(([a], [b]) => (a < b ? -1 : 1)))
   writeFileSync(join(outdir, "help.json"), JSON.stringify(sorted))
 }

@@ -11,9 +11,11 @@ import { BUCKET_PREFIX, Buckets } from "../src/Trading/Buckets.ts"
 import { replay, type RunContext } from "./Replay.ts"
 import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
 import type { TapeEvent } from "./Tape.ts"
+import type { TapeStream } from "./TapeStream.ts"
 
 export interface BacktestOptions {
-  readonly tape: string
+  /** The tape's text, or a tape read as a stream (`sim/TapeStream.ts`). */
+  readonly tape: string | TapeStream
   readonly strategy: Strategy
   readonly seed?: number
   readonly startingCash?: string
@@ -316,8 +318,16 @@ export const backtest = (options: BacktestOptions) =>
       }
     }
 
+    // The run's fills, picked from its event log as it is written; the log itself is hashed, not kept.
+    const fillPayloads: Array<Record<string, unknown>> = []
     const result = yield* replay({
       tape: options.tape,
+      keepLog: false,
+      onLog: (lines) => {
+        if (!lines.includes('"kind":"fill.new"')) return
+        for (const line of lines.split("\n"))
+          if (line.includes('"kind":"fill.new"')) fillPayloads.push(JSON.parse(line).payload)
+      },
       seed,
       startingCash: F.format(startingCash),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
@@ -377,11 +387,7 @@ export const backtest = (options: BacktestOptions) =>
     const span = firstTs === null ? 0 : Math.max(1, now - firstTs)
     const busiest =
       [...traded.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? markets[0] ?? ""
-    const allFills = result.log
-      .trim()
-      .split("\n")
-      .filter((line) => line.includes('"kind":"fill.new"'))
-      .map((line) => JSON.parse(line).payload)
+    const allFills = fillPayloads
     const report: BacktestReport = {
       strategy: strategy.name ?? "strategy",
       seed,

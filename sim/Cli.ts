@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { Tapes } from "../src/Data/Tapes.ts"
 
@@ -37,12 +37,34 @@ const orFail = <A>(what: string, run: () => A) =>
 const badTape = (file: string) =>
   Effect.catchAllDefect((defect: unknown) => {
     const line = /^tape line (\d+)/.exec(firstLine(defect))
-    return line === null
-      ? Effect.die(defect)
-      : Effect.fail(
-          new SimError({ message: `${file} line ${line[1]} is not a tape event (the format is in sim/TAPES.md)` })
-        )
+    if (line !== null)
+      return Effect.fail(
+        new SimError({ message: `${file} line ${line[1]} is not a tape event (the format is in sim/TAPES.md)` })
+      )
+    const arrow = /^(?:not an Arrow tape|arrow tape)/.test(firstLine(defect))
+    return arrow
+      ? Effect.fail(new SimError({ message: `${file}: ${firstLine(defect)} (the format is in docs/tapes.md)` }))
+      : Effect.die(defect)
   })
+
+/** A tape file of either format (NDJSON or Arrow IPC) opened as a stream, or a sentence naming it. */
+const openTape = (file: string) =>
+  Effect.flatMap(
+    load(() => import("./TapeStream.ts")),
+    ({ streamTapeFile }) =>
+      Effect.try({
+        try: () => streamTapeFile(file),
+        catch: (error) => {
+          const line = /^tape line (\d+)/.exec(firstLine(error))
+          return new SimError({
+            message:
+              line === null
+                ? `cannot read the tape ${file} (${firstLine(error)})`
+                : `${file} line ${line[1]} is not a tape event (the format is in sim/TAPES.md)`
+          })
+        }
+      })
+  )
 
 /** A strategy module, loaded (sim/StrategyLoader.ts); a module that does not load fails with its sentence. */
 const importStrategy = (file: string) =>
@@ -70,7 +92,7 @@ const replayCommand = Command.make(
   (o) =>
     Effect.gen(function* () {
       const { replay, Scenario } = yield* load(() => import("./Replay.ts"))
-      const tape = yield* readText(o.tape, "tape")
+      const tape = yield* openTape(o.tape)
       const orders = Option.isSome(o.orders)
         ? yield* Effect.flatMap(readText(o.orders.value, "scenario"), (text) =>
             orFail(
@@ -80,11 +102,16 @@ const replayCommand = Command.make(
           )
         : []
       let shown = -1
-      const { log, summary } = yield* Effect.suspend(() =>
+      mkdirSync(o.out, { recursive: true })
+      // The event log goes to its file as it is written.
+      const fd = openSync(join(o.out, "events.jsonl"), "w")
+      const { summary } = yield* Effect.suspend(() =>
         replay({
           tape,
           orders,
           seed: o.seed,
+          keepLog: false,
+          onLog: (lines) => void writeSync(fd, lines),
           onProgress: (done, total) => {
             const pct = Math.floor((done / total) * 100)
             if (pct >= shown + 10 || done === total) {
@@ -93,9 +120,7 @@ const replayCommand = Command.make(
             }
           }
         })
-      ).pipe(badTape(o.tape))
-      mkdirSync(o.out, { recursive: true })
-      writeFileSync(join(o.out, "events.jsonl"), log)
+      ).pipe(badTape(o.tape), Effect.ensuring(Effect.sync(() => closeSync(fd))))
       writeFileSync(join(o.out, "summary.json"), JSON.stringify(summary, null, 2) + "\n")
       yield* Console.log(JSON.stringify(summary, null, 2))
     })
@@ -135,18 +160,75 @@ const generateCommand = Command.make(
     })
 ).pipe(Command.withDescription("Write a generated tape: seeded markets with drifting fair values, makers and takers"))
 
+/** The format a tape is written in: asked for, else `arrow` for a file named `.arrow`, `.feather` or `.ipc`. */
+const formatOf = (asked: Option.Option<"ndjson" | "arrow">, out: string) =>
+  Option.getOrElse(asked, () => (/\.(arrow|feather|ipc)$/i.test(out) ? "arrow" : "ndjson"))
+
+/** Writes a tape to `out` in `format`, a batch or a line at a time. */
+const writeTape = (
+  out: string,
+  format: "ndjson" | "arrow",
+  header: import("./Tape.ts").TapeHeader,
+  events: Iterable<import("./Tape.ts").TapeEvent>
+) =>
+  Effect.gen(function* () {
+    if (format === "arrow") {
+      const { writeArrowTapeFile } = yield* load(() => import("./ArrowTape.ts"))
+      return yield* Effect.promise(() => writeArrowTapeFile(out, header, events))
+    }
+    const { formatTapeLine } = yield* load(() => import("./Tape.ts"))
+    const fd = openSync(out, "w")
+    try {
+      let chunk = formatTapeLine(header) + "\n"
+      for (const e of events) {
+        chunk += formatTapeLine(e) + "\n"
+        if (chunk.length > 1 << 20) {
+          writeSync(fd, chunk)
+          chunk = ""
+        }
+      }
+      writeSync(fd, chunk)
+    } finally {
+      closeSync(fd)
+    }
+  })
+
+const toOption = Options.choice("to", ["ndjson", "arrow"]).pipe(
+  Options.withDescription("The format written (default: arrow for OUT named .arrow, .feather or .ipc, else ndjson)"),
+  Options.optional
+)
+
 const convertCommand = Command.make(
   "convert",
   {
-    from: Options.choice("from", ["polymarket", "kalshi"]).pipe(Options.withDescription("The recording's venue")),
+    from: Options.choice("from", ["polymarket", "kalshi", "tape"]).pipe(
+      Options.withDescription("The recording's venue, or `tape` for a tape of either format (NDJSON or Arrow IPC)")
+    ),
+    to: toOption,
     input: Args.file({ name: "IN", exists: "yes" }),
     out: Args.file({ name: "OUT" })
   },
   (o) =>
     Effect.gen(function* () {
+      const format = formatOf(o.to, o.out)
+      if (o.from === "tape") {
+        const tape = yield* openTape(o.input)
+        let count = 0
+        const counted = {
+          *[Symbol.iterator]() {
+            for (const e of tape.events) {
+              count += 1
+              yield e
+            }
+          }
+        }
+        yield* writeTape(o.out, format, tape.header, counted).pipe(badTape(o.input))
+        return yield* Console.log(
+          `wrote ${count} events for ${tape.header.markets.length} markets to ${o.out} (${format})`
+        )
+      }
       const { convertKalshi } = yield* load(() => import("./convert/Kalshi.ts"))
       const { convertPolymarket } = yield* load(() => import("./convert/Polymarket.ts"))
-      const { formatTape } = yield* load(() => import("./Tape.ts"))
       const text = yield* readText(o.input, "recording")
       const { header, events, report } = yield* orFail(`${o.input} is not a ${o.from} recording`, () =>
         o.from === "kalshi" ? convertKalshi(text) : convertPolymarket(text)
@@ -159,12 +241,14 @@ const convertCommand = Command.make(
             `the report above says why): nothing written to ${o.out}`
         })
       }
-      writeFileSync(o.out, formatTape(header, events))
+      yield* writeTape(o.out, format, header, events)
       yield* Console.log(JSON.stringify(report, null, 2))
       yield* Console.log(`wrote ${events.length} events for ${header.markets.length} markets to ${o.out}`)
     })
 ).pipe(
-  Command.withDescription("Turn a recorded venue stream into a tape; sequence gaps are reported, not papered over")
+  Command.withDescription(
+    "Turn a recorded venue stream into a tape (sequence gaps are reported, not papered over), or a tape into the other format"
+  )
 )
 
 export const simCommand = Command.make("sim").pipe(
@@ -192,7 +276,6 @@ export const backtestCommand = Command.make(
       const { renderReport } = yield* load(() => import("./Report.ts"))
       const { strategyFromModule } = yield* load(() => import("./Strategy.ts"))
       const { generateTape } = yield* load(() => import("./Generator.ts"))
-      const { formatTape } = yield* load(() => import("./Tape.ts"))
       const { BACKTEST_GENERATED } = yield* load(() => import("./Sweep/Spec.ts"))
       const module = yield* importStrategy(o.strategy)
       const loaded = strategyFromModule(module)
@@ -203,10 +286,10 @@ export const backtestCommand = Command.make(
       }
       const strategy = loaded.strategy
       const tape = Option.isSome(o.tape)
-        ? yield* readText(o.tape.value, "tape")
+        ? yield* openTape(o.tape.value)
         : (() => {
             const g = generateTape({ seed: o.seed, ...BACKTEST_GENERATED })
-            return formatTape(g.header, g.events)
+            return { header: g.header, events: g.events, total: g.events.length, progress: () => 1 }
           })()
       let shown = -1
       const report = yield* Effect.suspend(() =>
@@ -378,3 +461,6 @@ export const runnerCommand = Command.make(
       )
     })
 ).pipe(Command.withDescription("Join a sweep cluster through its Postgres storage and run its jobs until stopped"))
+
+/** The simulator's commands, in the order `crossbook --help` lists them. */
+export const simulationCommands = [simCommand, backtestCommand, sweepCommand, runnerCommand] as const

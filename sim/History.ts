@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import type { DataStore, Levels } from "../src/Data/Store.ts"
 import type { ImportSummary } from "../src/Data/Tapes.ts"
 import type { BookRangeAnswer, HistoryClient, TradesRangeAnswer } from "../src/Services/HistoryClient.ts"
+import { arrowTapeBytes } from "./ArrowTape.ts"
 import { formatTape, parseTape, type TapeEvent, type TapeHeader } from "./Tape.ts"
 
 /** Writes a tape's markets, books and trades to the store; throws (naming the line) on a tape that does not parse. */
@@ -189,3 +190,9 @@ export const tapeFromHistory = (client: HistoryClient["Type"], marketId: string,
     }
     return { text: formatTape(header, events), events: events.length }
   })
+
+/** A tape's text as the bytes of an Arrow IPC file (sim/ArrowTape.ts). */
+export const arrowOf = (text: string): Uint8Array => {
+  const { header, events } = parseTape(text)
+  return arrowTapeBytes(header, events)
+}

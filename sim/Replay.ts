@@ -13,6 +13,7 @@ import { Desk } from "../src/Trading/Desk.ts"
 import type { Journal } from "../src/Trading/Journal.ts"
 import { submitOrder } from "../src/Orders.ts"
 import { parseTape, type TapeEvent, type TapeHeader } from "./Tape.ts"
+import type { TapeStream } from "./TapeStream.ts"
 import { DiscreteClock } from "./DiscreteClock.ts"
 import { DrainScheduler } from "./DrainScheduler.ts"
 import { makeTapeVenue, type TapeVenue } from "./TapeVenue.ts"
@@ -102,13 +103,23 @@ export const replayTimings = (now: () => number): ReplayTimings => ({
 })
 
 export interface ReplayOptions {
-  /** The tape's text, or a tape already parsed. */
-  readonly tape: string | { readonly header: TapeHeader; readonly events: ReadonlyArray<TapeEvent> }
+  /**
+   * The tape's text, a tape already parsed, or a tape read as a stream (`sim/TapeStream.ts`: from a file of either
+   * format, a batch or a megabyte at a time, whatever its length).
+   */
+  readonly tape: string | { readonly header: TapeHeader; readonly events: ReadonlyArray<TapeEvent> } | TapeStream
   readonly orders?: ReadonlyArray<ScenarioOrder>
   readonly seed?: number
   readonly startingCash?: string
-  /** Called as the replay goes: events done and the total. */
+  /** Called as the replay goes: events done and the total (estimated from the bytes read when a stream's is unknown). */
   readonly onProgress?: (done: number, total: number) => void
+  /**
+   * Whether the event log is kept to answer as `log` (default true). Either way it is hashed as it is written, and
+   * handed to `onLog` as it goes; without it a run holds none of it.
+   */
+  readonly keepLog?: boolean
+  /** Receives the event log as it is written, a few lines at a time, each line ending in "\n". */
+  readonly onLog?: (lines: string) => void
   /** Filled with where the run's time went, when given. */
   readonly timings?: ReplayTimings
   readonly hooks?: ReplayHooks
@@ -142,8 +153,14 @@ export interface ReplaySummary {
  * hour of market takes as long as its inputs do, and the same inputs and seed give the same log, byte for byte.
  */
 export const replay = (options: ReplayOptions) => {
-  const { header, events } = typeof options.tape === "string" ? parseTape(options.tape) : options.tape
-  const t0 = events[0]?.ts ?? 0
+  const source = typeof options.tape === "string" ? parseTape(options.tape) : options.tape
+  const { header } = source
+  const known = "progress" in source ? source.total : source.events.length
+  const progress = "progress" in source ? source.progress : () => 1
+  const input = source.events[Symbol.iterator]()
+  /** The next event of the tape, read ahead by one. */
+  let ahead = input.next()
+  const t0 = ahead.done === true ? 0 : ahead.value.ts
   const clock = new DiscreteClock(t0)
   const scheduler = new DrainScheduler()
   /** Lets every fiber (venue fan-out, desk, engine) finish what the last input started before time moves on. */
@@ -236,7 +253,9 @@ export const replay = (options: ReplayOptions) => {
         yield* engine.timersDue(t)
         yield* settle
       })
-    const step = Math.max(1, Math.floor(events.length / 100))
+    const step = known === undefined ? 10_000 : Math.max(1, Math.floor(known / 100))
+    /** The total the progress reports: the known one, else one estimated from how much of the source is read. */
+    const totalNow = (done: number) => known ?? Math.max(done, Math.round(done / Math.max(progress(), 1e-9)))
     /** Whether the moment `t` starts with nothing but market data: no order, timer, expiry, hook or sleeper due. */
     const quietUntil = (t: number) =>
       hooks.before === undefined &&
@@ -252,17 +271,39 @@ export const replay = (options: ReplayOptions) => {
     }
     let from = 0
     let wokenSeen = engine.stats().woken
-    for (let i = 0; i < events.length;) {
-      const t = events[i]!.ts
+    // The event log, hashed (and handed on) as the journal grows: whatever ran since the last look is written.
+    const hash = createHash("sha256")
+    const keep = options.keepLog ?? true
+    const kept: Array<string> = []
+    let journalSeen = 0
+    let dirty = false
+    const writeLog = Effect.gen(function* () {
+      dirty = false
+      for (;;) {
+        const batch = yield* store.eventsAfter(journalSeen, 4096)
+        if (batch.length === 0) return
+        journalSeen += batch.length
+        let lines = ""
+        for (const e of batch)
+          lines += JSON.stringify({ seq: e.seq, ts: e.ts, kind: e.kind, key: e.key, payload: e.payload }) + "\n"
+        hash.update(lines)
+        if (keep) kept.push(lines)
+        options.onLog?.(lines)
+      }
+    })
+    let i = 0
+    while (ahead.done !== true) {
+      const t = ahead.value.ts
       // Most moments hold market data only: the clock moves in plain code, and only what wakes something runs fibers.
       if (!quietUntil(t)) {
         if (timings !== undefined) from = timings.now()
         yield* moveTo(t)
         timed(timings?.scheduled, from)
+        dirty = true
       }
       // Market data of this moment, in tape order; child updates it causes settle after each.
-      for (; i < events.length && events[i]!.ts === t; i++) {
-        const event = events[i]!
+      for (; ahead.done !== true && ahead.value.ts === t; i++, ahead = input.next()) {
+        const event = ahead.value
         const venue = venueOf.get(event.market) ?? venues[0]!
         const reported = venue.applyNow(event)
         // Child updates first (fills and order changes the event caused), then the market view.
@@ -274,6 +315,7 @@ export const replay = (options: ReplayOptions) => {
           yield* venue.publish(reported)
           yield* settle
           timed(timings?.own, from)
+          dirty = true
         }
         if (event.type === "snapshot" || event.type === "change" || event.type === "trade") {
           const view = venue.view(event.market)
@@ -289,37 +331,45 @@ export const replay = (options: ReplayOptions) => {
             yield* work
             yield* settle
             timed(timings?.woken, from)
+            dirty = true
           }
         }
         if (hooks.after !== undefined) {
           yield* hooks.after(event, run)
           yield* settle
+          dirty = true
         }
-        if (options.onProgress !== undefined && (i % step === 0 || i === events.length - 1)) {
-          options.onProgress(i + 1, events.length)
+        if (options.onProgress !== undefined && (i % step === 0 || i + 1 === known)) {
+          options.onProgress(i + 1, totalNow(i + 1))
         }
       }
       if (engine.nextDue() <= t) {
         if (timings !== undefined) from = timings.now()
         yield* timers(t)
         timed(timings?.scheduled, from)
+        dirty = true
       }
+      if (dirty) yield* writeLog
     }
+    if (options.onProgress !== undefined && known === undefined && i > 0) options.onProgress(i, i)
     yield* submitDue(Number.MAX_SAFE_INTEGER)
     yield* settle
     if (hooks.end !== undefined) yield* hooks.end(run)
-    const journal = yield* store.eventsAfter(0, Number.MAX_SAFE_INTEGER)
-    const log =
-      journal
-        .map((e) => JSON.stringify({ seq: e.seq, ts: e.ts, kind: e.kind, key: e.key, payload: e.payload }))
-        .join("\n") + "\n"
+    yield* writeLog
+    // A log with no event is one empty line, as it always was.
+    if (journalSeen === 0) {
+      hash.update("\n")
+      if (keep) kept.push("\n")
+      options.onLog?.("\n")
+    }
+    const log = kept.join("")
     const all = yield* desk.list({})
     const byStatus: Record<string, number> = {}
     for (const o of all) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1
     const positions = yield* desk.ledgerPositions
     const balances = yield* desk.balances(accounts)
     const summary: ReplaySummary = {
-      tape: { source: header.source, markets: header.markets.length, events: events.length },
+      tape: { source: header.source, markets: header.markets.length, events: i },
       seed,
       orders: { submitted: orders.length, refused, by_status: byStatus },
       fills: (yield* desk.fills({})).length,
@@ -330,8 +380,8 @@ export const replay = (options: ReplayOptions) => {
         realized_pnl: F.format(p.realized),
         fees: F.format(p.fees)
       })),
-      journal_events: journal.length,
-      events_sha256: createHash("sha256").update(log).digest("hex")
+      journal_events: journalSeen,
+      events_sha256: hash.digest("hex")
     }
     yield* Scope.close(scope, Exit.void)
     return { log, summary }

@@ -505,26 +505,39 @@ export const parseTapeStrict = (text: string): { header: TapeHeader; events: Arr
 const parseTapeWith = (text: string, fast: boolean): { header: TapeHeader; events: Array<TapeEvent> } => {
   const lines = text.split("\n")
   if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
-  const first = parseTapeLine(lines[0]!.replace(/\r$/, ""), 1)
+  const header = parseHeaderLine(lines[0]!)
+  const parse = makeEventParser(header, fast)
+  const events: Array<TapeEvent> = []
+  for (let i = 1; i < lines.length; i++) events.push(parse(lines[i]!, i + 1))
+  return { header, events }
+}
+
+/** Parses line 1 of a tape (a final "\r" is dropped); throws when it is not a valid header. */
+export const parseHeaderLine = (line: string): TapeHeader => {
+  const first = parseTapeLine(line.replace(/\r$/, ""), 1)
   if (first.type !== "header") throw new Error("tape line 1: expected the header")
-  const header = first
+  return first
+}
+
+/**
+ * A parser of the event lines that follow `header`, one at a time and in order (a final "\r" is dropped): each line is
+ * validated as {@link parseTape} does, on a market of the header and not before the line ahead of it. Throws an Error
+ * naming the line number it is given.
+ */
+export const makeEventParser = (header: TapeHeader, fast = true): ((line: string, n: number) => TapeEvent) => {
   const markets = new Set(header.markets.map((m) => m.id))
   const canonicalLine = fast ? makeCanonicalLine(markets) : () => undefined
   const fastLine = fast ? makeFastLine(markets) : () => undefined
-  const events: Array<TapeEvent> = []
   let lastTs = -1
-  for (let i = 1; i < lines.length; i++) {
-    const n = i + 1
-    let line = lines[i]!
-    if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1)
+  return (input, n) => {
+    const line = input.charCodeAt(input.length - 1) === 13 ? input.slice(0, -1) : input
     const x = canonicalLine(line) ?? fastLine(line) ?? parseTapeLine(line, n)
     if (x.type === "header") throw new Error(`tape line ${n}: a second header`)
     if (!markets.has(x.market)) throw new Error(`tape line ${n}: market ${x.market} is not in the header`)
     if (x.ts < lastTs) throw new Error(`tape line ${n}: ts ${x.ts} is before the previous line's ${lastTs}`)
     lastTs = x.ts
-    events.push(x)
+    return x
   }
-  return { header, events }
 }
 
 // JSON.stringify escapes only quotes, backslashes, control characters and lone surrogates; other strings are quoted as they are.

@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 import { stripVTControlCharacters } from "node:util"
 import { accessToken, serviceUrl } from "./Client.ts"
 import { CliError, oneLine } from "./CliError.ts"
+import { type CommandSpec, commandSpec, renderHelp, resolveCommand, unknownCommand } from "./CliHelp.ts"
 import { HomeLocked, homeFolder } from "./Home.ts"
 import { matchCommand } from "./Matching/Cli.ts"
 import { dataCommand, recordCommand } from "./Data/Cli.ts"
@@ -70,6 +71,8 @@ const venueList = Options.text("venues").pipe(
   Options.optional
 )
 
+const json = Options.boolean("json").pipe(Options.withDescription("Print the answer as JSON"))
+
 const serve = Command.make(
   "serve",
   {
@@ -92,7 +95,8 @@ const tokenCreate = Command.make(
   "create",
   {
     control,
-    name: Options.text("name").pipe(Options.withDescription("A label for the token"), Options.withDefault("owner"))
+    name: Options.text("name").pipe(Options.withDescription("A label for the token"), Options.withDefault("owner")),
+    json
   },
   (options) => Effect.flatMap(stack, (m) => m.tokenCreate(options))
 ).pipe(Command.withDescription("Create another owner token on a control database; the secret is shown once"))
@@ -113,10 +117,16 @@ const unreachable = (url: string, error: unknown): CliError => {
 }
 
 /**
- * Calls a /trading route of the server at SERVICE_URL with the client's token and prints the JSON answer on stdout;
- * an error answer becomes one sentence on stderr (its code and message) and a failure.
+ * Calls a /trading route of the server at SERVICE_URL with the client's token and prints the answer on stdout as
+ * `render` shows it (JSON by default); an error answer becomes one sentence on stderr (its code and message) and a
+ * failure.
  */
-const callServer = (method: string, path: string, body?: unknown) =>
+const callServer = (
+  method: string,
+  path: string,
+  body?: unknown,
+  render: (answer: unknown) => string = (answer) => JSON.stringify(answer)
+) =>
   Effect.gen(function* () {
     const url = serviceUrl()
     const tokenValue = accessToken(homeFolder(), url)
@@ -139,7 +149,15 @@ const callServer = (method: string, path: string, body?: unknown) =>
       catch: (error) => unreachable(url, error)
     })
     const text = yield* Effect.tryPromise({ try: () => response.text(), catch: (error) => unreachable(url, error) })
-    if (response.ok) return yield* Console.log(text)
+    if (response.ok) {
+      let answer: unknown
+      try {
+        answer = JSON.parse(text)
+      } catch {
+        return yield* Console.log(text)
+      }
+      return yield* Console.log(render(answer))
+    }
     let detail = text.slice(0, 200)
     try {
       const parsed = JSON.parse(text) as { error?: { code?: string; message?: string } }
@@ -150,6 +168,51 @@ const callServer = (method: string, path: string, body?: unknown) =>
     return yield* new CliError({ message: `${method} ${path} answered ${response.status} ${detail}`.trim() })
   })
 
+/** An API time (ms since the epoch) as ISO 8601, the way a person reads it; anything else as it is. */
+export const isoTime = (value: unknown): string =>
+  typeof value === "number" && Number.isFinite(value)
+    ? new Date(value).toISOString()
+    : value == null
+      ? ""
+      : String(value)
+
+/** Rows as a plain table: a header, then columns padded to their widest cell (the last left unpadded). */
+export const textTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd()
+  return [line(header), ...rows.map(line)].join("\n")
+}
+
+const ORDER_COLUMNS = ["ID", "MARKET", "SIDE", "TYPE", "PRICE", "AMOUNT", "FILLED", "STATUS", "CREATED"] as const
+
+/** Orders (API records) as a table, one a row. */
+export const ordersTable = (orders: ReadonlyArray<Record<string, unknown>>): string =>
+  orders.length === 0
+    ? "no orders"
+    : textTable(
+        ORDER_COLUMNS,
+        orders.map((o) => [
+          String(o["id"] ?? ""),
+          String(o["market_id"] ?? ""),
+          String(o["side"] ?? ""),
+          String(o["type"] ?? ""),
+          String(o["price"] ?? "-"),
+          String(o["amount"] ?? ""),
+          String(o["filled"] ?? ""),
+          String(o["status"] ?? ""),
+          isoTime(o["created_at"])
+        ])
+      )
+
+const asOrders = (answer: unknown): ReadonlyArray<Record<string, unknown>> => {
+  const data = (answer as { data?: unknown }).data
+  return Array.isArray(data) ? (data as Array<Record<string, unknown>>) : [answer as Record<string, unknown>]
+}
+
 /** The account an order command concerns (`sim:paper`, say); the server's own account when not given. */
 const orderAccount = Options.text("account").pipe(
   Options.withDescription("<venue>:<name>, e.g. sim:paper (default: the server's only account that is not paper)"),
@@ -159,17 +222,26 @@ const orderAccount = Options.text("account").pipe(
 const ordersList = Command.make(
   "list",
   {
-    status: Options.text("status").pipe(Options.withDescription("Comma list of statuses"), Options.optional),
+    status: Options.text("status").pipe(
+      Options.withDescription("Comma list of statuses, or all (default: the live ones)"),
+      Options.optional
+    ),
     market: Options.text("market").pipe(Options.withDescription("Only this market id"), Options.optional),
     account: orderAccount,
-    limit: Options.integer("limit").pipe(Options.withDefault(100))
+    limit: Options.integer("limit").pipe(
+      Options.withDescription("At most this many, 1 to 1000"),
+      Options.withDefault(100)
+    ),
+    json
   },
   (o) => {
     const query = new URLSearchParams({ limit: String(o.limit) })
     if (Option.isSome(o.account)) query.set("account", o.account.value)
     if (Option.isSome(o.status)) query.set("status", o.status.value)
     if (Option.isSome(o.market)) query.set("market_id", o.market.value)
-    return callServer("GET", `/trading/orders?${query}`)
+    return callServer("GET", `/trading/orders?${query}`, undefined, (answer) =>
+      o.json ? JSON.stringify(answer) : ordersTable(asOrders(answer))
+    )
   }
 ).pipe(Command.withDescription("List orders, newest first"))
 
@@ -177,32 +249,52 @@ const ordersPlace = Command.make(
   "place",
   {
     market: Options.text("market").pipe(Options.withDescription("<venue>:<native_id>")),
-    side: Options.choice("side", ["buy", "sell"]),
-    amount: Options.text("amount"),
+    side: Options.choice("side", ["buy", "sell"]).pipe(Options.withDescription("buy is YES, sell is NO")),
+    amount: Options.text("amount").pipe(Options.withDescription("Contracts, a multiple of the market's lot")),
     price: Options.text("price").pipe(Options.withDescription("Limit price, or a market order's protection")),
-    type: Options.choice("type", ["limit", "market"]).pipe(Options.withDefault("limit" as const)),
-    tif: Options.choice("tif", ["gtc", "gtd", "ioc", "fok"]).pipe(Options.optional),
-    clientOrderId: Options.text("client-order-id").pipe(Options.optional),
-    account: orderAccount
+    type: Options.choice("type", ["limit", "market"]).pipe(
+      Options.withDescription("Order type"),
+      Options.withDefault("limit" as const)
+    ),
+    tif: Options.choice("tif", ["gtc", "gtd", "ioc", "fok"]).pipe(
+      Options.withDescription("Time in force (default gtc; a market order ioc)"),
+      Options.optional
+    ),
+    clientOrderId: Options.text("client-order-id").pipe(
+      Options.withDescription("Your id for the order: a retry with it places it once"),
+      Options.optional
+    ),
+    account: orderAccount,
+    json
   },
   (o) =>
-    callServer("POST", "/trading/orders", {
-      ...(Option.isSome(o.account) ? { account: o.account.value } : {}),
-      market_id: o.market,
-      side: o.side,
-      amount: o.amount,
-      price: o.price,
-      type: o.type,
-      ...(Option.isSome(o.tif) ? { time_in_force: o.tif.value } : {}),
-      ...(Option.isSome(o.clientOrderId) ? { client_order_id: o.clientOrderId.value } : {})
-    })
+    callServer(
+      "POST",
+      "/trading/orders",
+      {
+        ...(Option.isSome(o.account) ? { account: o.account.value } : {}),
+        market_id: o.market,
+        side: o.side,
+        amount: o.amount,
+        price: o.price,
+        type: o.type,
+        ...(Option.isSome(o.tif) ? { time_in_force: o.tif.value } : {}),
+        ...(Option.isSome(o.clientOrderId) ? { client_order_id: o.clientOrderId.value } : {})
+      },
+      (answer) => (o.json ? JSON.stringify(answer) : ordersTable(asOrders(answer)))
+    )
 ).pipe(Command.withDescription("Place a plain order"))
 
-const ordersCancel = Command.make("cancel", { id: Args.text({ name: "ID" }), account: orderAccount }, (o) =>
-  callServer(
-    "DELETE",
-    `/trading/orders/${encodeURIComponent(o.id)}${Option.isSome(o.account) ? `?account=${encodeURIComponent(o.account.value)}` : ""}`
-  )
+const ordersCancel = Command.make(
+  "cancel",
+  { id: Args.text({ name: "ID" }).pipe(Args.withDescription("The order's id")), account: orderAccount, json },
+  (o) =>
+    callServer(
+      "DELETE",
+      `/trading/orders/${encodeURIComponent(o.id)}${Option.isSome(o.account) ? `?account=${encodeURIComponent(o.account.value)}` : ""}`,
+      undefined,
+      (answer) => (o.json ? JSON.stringify(answer) : ordersTable(asOrders(answer)))
+    )
 ).pipe(Command.withDescription("Cancel an order"))
 
 const orders = Command.make("orders").pipe(
@@ -210,9 +302,9 @@ const orders = Command.make("orders").pipe(
   Command.withSubcommands([ordersList, ordersPlace, ordersCancel])
 )
 
-const me = Command.make("me", {}, () => callServer("GET", "/trading/me")).pipe(
-  Command.withDescription("Who the access token speaks for, and its permissions per account")
-)
+const me = Command.make("me", {}, () =>
+  callServer("GET", "/trading/me", undefined, (answer) => JSON.stringify(answer, null, 2))
+).pipe(Command.withDescription("Who the access token speaks for, and its permissions per account"))
 
 const openapi = Command.make(
   "openapi",
@@ -235,28 +327,29 @@ const doctorCommand = Command.make(
 )
 
 /** The command tree, with the commands that live outside `src/` (simulation, backtests) added by the entry point. */
-export const makeCli = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(extra: Extra) =>
-  Command.run(
-    Command.make(NAME).pipe(
-      Command.withDescription("Self-hosted trading server for prediction markets"),
-      Command.withSubcommands([
-        serve,
-        token,
-        me,
-        orders,
-        openapi,
-        doctorCommand,
-        matchCommand,
-        dataCommand,
-        recordCommand,
-        loginCommand,
-        keysCommand,
-        historyCommand,
-        ...extra
-      ])
-    ),
-    { name: NAME, version: VERSION }
+export const rootCommand = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(extra: Extra) =>
+  Command.make(NAME).pipe(
+    Command.withDescription("Self-hosted trading server for prediction markets"),
+    Command.withSubcommands([
+      serve,
+      token,
+      me,
+      orders,
+      openapi,
+      doctorCommand,
+      matchCommand,
+      dataCommand,
+      recordCommand,
+      loginCommand,
+      keysCommand,
+      historyCommand,
+      ...extra
+    ])
   )
+
+/** The command line's runner over the command tree. */
+export const makeCli = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(extra: Extra) =>
+  Command.run(rootCommand(extra), { name: NAME, version: VERSION })
 
 /**
  * Colour only for a terminal, never when `NO_COLOR` is set (https://no-color.org), and always when `FORCE_COLOR` is
@@ -277,8 +370,9 @@ const plainStream = (stream: NodeJS.WriteStream): void => {
 }
 
 /**
- * How a failed command ends: one sentence on stderr and exit status 1; a usage error (already explained by the
- * parser, on stderr) 2; a bug 70 with its trace only when `CROSSBOOK_DEBUG` is set.
+ * How a failed command ends (docs/cli.md): one sentence on stderr and exit status 1; a usage error (explained by the
+ * parser on stderr, or a path on the command line that cannot be used) 2; a bug 70 with its trace only when
+ * `CROSSBOOK_DEBUG` is set.
  */
 const reportFailure = (cause: Cause.Cause<unknown>): Effect.Effect<number> =>
   Effect.sync(() => {
@@ -296,7 +390,7 @@ const reportFailure = (cause: Cause.Cause<unknown>): Effect.Effect<number> =>
               ? String((error as { message: unknown }).message)
               : String(error)
       process.stderr.write(`${NAME}: ${text}\n`)
-      return 1
+      return error instanceof CliError ? (error.exitCode ?? 1) : 1
     }
     const defect = Cause.squash(cause)
     process.stderr.write(
@@ -305,6 +399,37 @@ const reportFailure = (cause: Cause.Cause<unknown>): Effect.Effect<number> =>
     )
     return 70
   })
+
+/**
+ * What the command line answers before the parser runs: a help page (`--help`, or a group named without one of its
+ * commands) on stdout, exit 0; a word that is none of a group's commands on stderr with the nearest names, exit 2.
+ * Undefined when the command should run.
+ */
+export const answerWithoutRunning = (
+  root: CommandSpec,
+  args: ReadonlyArray<string>,
+  colour: boolean
+): number | undefined => {
+  const end = args.indexOf("--")
+  const own = end < 0 ? args : args.slice(0, end)
+  const unknown = unknownCommand(root, own)
+  if (unknown !== undefined) {
+    process.stderr.write(unknown)
+    return 2
+  }
+  const words = own.filter((a) => !a.startsWith("-"))
+  const { spec } = resolveCommand(root, words)
+  const wantsHelp = own.includes("--help") || own.includes("-h")
+  const bareGroup =
+    spec.commands.length > 0 &&
+    spec.flags.length === 0 &&
+    spec.args.length === 0 &&
+    own.every((a) => !a.startsWith("-"))
+  if (!wantsHelp && !bareGroup) return undefined
+  // A word past the command's own (an argument) does not change which page is shown.
+  process.stdout.write(renderHelp(root, spec, colour))
+  return 0
+}
 
 /** Runs the command line on Node: plain output where colour does not belong, errors as sentences, exit statuses. */
 export const runCli = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(
@@ -316,6 +441,11 @@ export const runCli = <const Extra extends ReadonlyArray<Command.Command<any, an
   const colour = colourFor(process.stdout)
   if (!colour) plainStream(process.stdout)
   if (!colourFor(process.stderr)) plainStream(process.stderr)
+  const early = answerWithoutRunning(commandSpec(rootCommand(extra)), argv.slice(2), colour)
+  if (early !== undefined) {
+    process.exitCode = early
+    return
+  }
   const program = makeCli(extra)(argv).pipe(
     Effect.as(0),
     Effect.catchAllCause(reportFailure),

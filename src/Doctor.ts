@@ -3,6 +3,8 @@ import Database from "better-sqlite3"
 import { Clock, Effect } from "effect"
 import { existsSync, statSync } from "node:fs"
 import { homeHolder } from "./Home.ts"
+import { ENDPOINTS as KALSHI_ENDPOINTS } from "./Venues/Kalshi/Venue.ts"
+import { DEFAULT_HOSTS as POLYMARKET_HOSTS } from "./Venues/Polymarket/Rest.ts"
 import { registryFile } from "./Registry.ts"
 
 export type CheckStatus = "ok" | "warn" | "fail"
@@ -59,19 +61,20 @@ export const VENUES: ReadonlyArray<VenueProbe> = [
   {
     id: "kalshi",
     credentials: [["KALSHI_API_KEY_ID"], ["KALSHI_PRIVATE_KEY_PATH", "KALSHI_PRIVATE_KEY"]],
+    // The host `serve` trades on: KALSHI_API_URL, else the endpoint of KALSHI_ENV.
     url: (env) =>
-      env["KALSHI_API_URL"] ??
-      (env["KALSHI_ENV"] === "demo"
-        ? "https://demo-api.kalshi.co/trade-api/v2/exchange/status"
-        : "https://api.elections.kalshi.com/trade-api/v2/exchange/status")
+      `${base(env["KALSHI_API_URL"], KALSHI_ENDPOINTS[env["KALSHI_ENV"]?.trim() === "demo" ? "demo" : "prod"].api)}/exchange/status`
   },
   {
     id: "polymarket",
     credentials: [["POLYMARKET_PRIVATE_KEY"]],
-    url: (env) => env["POLYMARKET_CLOB_URL"] ?? "https://clob.polymarket.com/time",
+    url: (env) => `${base(env["POLYMARKET_CLOB_URL"], POLYMARKET_HOSTS.clob)}/time`,
     account: polymarketAccount
   }
 ]
+
+/** A base URL as the venue reads it from the environment: the variable when set and not blank, else the default. */
+const base = (given: string | undefined, fallback: string): string => (given?.trim() || fallback).replace(/\/+$/, "")
 
 const mode = (file: string): number => statSync(file).mode & 0o777
 const octal = (m: number): string => `0${m.toString(8)}`

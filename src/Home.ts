@@ -2,7 +2,17 @@
 import Database from "better-sqlite3"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
 import { homedir } from "node:os"
 import { join, resolve } from "node:path"
 
@@ -114,4 +124,24 @@ export const homeHolder = (
   if (db === undefined) return { held: true, owner: readOwner(home) }
   db.close()
   return { held: false }
+}
+
+/** Whether a home holds nothing yet (absent or empty): a command that fails before using it leaves it so. */
+export const isNewHome = (home: string): boolean => !existsSync(home) || readdirSync(home).length === 0
+
+/**
+ * Puts a home that was new back as it was, once its lock is released: when it holds nothing but the lock and its
+ * owner's note (a start that stopped before opening a database), those go, and the folder with them.
+ */
+export const forgetNewHome = (home: string): void => {
+  if (!existsSync(home)) return
+  const names = readdirSync(home)
+  const lockOnly = names.every((name) => name === "home.lock" || name === "home.owner" || name.startsWith("home.lock-"))
+  if (!lockOnly) return
+  for (const name of names) rmSync(join(home, name), { force: true })
+  try {
+    rmdirSync(home)
+  } catch {
+    // something else put a file there meanwhile: the folder stays
+  }
 }

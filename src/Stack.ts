@@ -5,26 +5,27 @@
  */
 import { FileSystem, HttpServer } from "@effect/platform"
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
-import { Clock, Console, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Console, Effect, Exit, Layer, Option, Schema } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
-import { join } from "node:path"
-import { readFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
+import { existsSync, readFileSync, statSync } from "node:fs"
 import { CliError, oneLine } from "./CliError.ts"
 import { doctor } from "./Doctor.ts"
 import { openApiDocument } from "./Http/Api.ts"
 import { HttpServeLive } from "./Http/Server.ts"
-import { acquireHome, ensureHome, homeFolder, privateFiles, tightenModes } from "./Home.ts"
+import { acquireHome, ensureHome, forgetNewHome, homeFolder, isNewHome, privateFiles, tightenModes } from "./Home.ts"
 import { controlDatabase, engineDatabase } from "./Persistence/Sql.ts"
 import { isLoopback, readRegistry, registryFile, registryKey, writeRegistryEntry } from "./Registry.ts"
 import { Auth } from "./Services/Auth.ts"
 import { OrderStore } from "./Services/OrderStore.ts"
 import { VenueGateway } from "./Services/VenueGateway.ts"
-import { Desk } from "./Trading/Desk.ts"
+import { Desk, type DeskConfig } from "./Trading/Desk.ts"
 import { Engine } from "./Engine/Engine.ts"
 import { REGISTRY } from "./Engine/Registry.ts"
 import { Buckets } from "./Trading/Buckets.ts"
 import { Journal } from "./Trading/Journal.ts"
+import { tracingLayer } from "./Telemetry/Tracing.ts"
 import { FaultPlan, type FaultRule, makeSimVenues } from "./Venues/SimVenue.ts"
 import { localMatchingLayer } from "./Matching/Local.ts"
 import { MatchingClient, serviceApiKey } from "./Services/MatchingClient.ts"
@@ -87,6 +88,8 @@ export const deskServices = <E1, E2, E3 = never>(options: {
   readonly auth: Layer.Layer<Auth, E2>
   /** Other venues in place of the embedded sim venue alone (`serve`'s list, a tape-fed one in the simulator). */
   readonly venues?: Layer.Layer<VenueGateway, E3>
+  /** How the desk waits on remote venues and settles lost answers (see `DeskConfig`). */
+  readonly remote?: Pick<DeskConfig, "placementTimeoutMs" | "outcome" | "reconcileEveryMs">
 }) => {
   const base = Layer.mergeAll(
     options.venues ??
@@ -100,7 +103,11 @@ export const deskServices = <E1, E2, E3 = never>(options: {
   )
   const withJournal = Layer.provideMerge(Journal.layerWith({ gather: options.gatherCommits ?? false }), base)
   return Layer.provideMerge(
-    Desk.layer({ startingCash: F.of(options.startingCash ?? "10000"), paperCash: options.paperCash ?? F.of("10000") }),
+    Desk.layer({
+      startingCash: F.of(options.startingCash ?? "10000"),
+      paperCash: options.paperCash ?? F.of("10000"),
+      ...options.remote
+    }),
     withJournal
   )
 }
@@ -235,6 +242,21 @@ const readFaultPlan = (file: string) =>
       })
   })
 
+/**
+ * A database named on the command line: its folder must exist (SQLite creates the file, not the folders) and the
+ * path, if it exists, must be a file. Anything else is a usage error naming the flag.
+ */
+const databaseFile = (flag: string, file: string): string | CliError => {
+  const folder = dirname(resolve(file))
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) {
+    return new CliError({ message: `${flag} ${file}: the folder ${folder} does not exist`, exitCode: 2 })
+  }
+  if (existsSync(file) && !statSync(file).isFile()) {
+    return new CliError({ message: `${flag} ${file}: not a file`, exitCode: 2 })
+  }
+  return file
+}
+
 /** What `serve` is given on its command line. */
 export interface ServeOptions {
   readonly host: string
@@ -269,7 +291,20 @@ export const serve = (options: ServeOptions) =>
       )
     }
     privateFiles()
+    for (const [flag, file] of [
+      ["--db", options.db],
+      ["--control", options.control]
+    ] as const) {
+      const checked = Option.isSome(file) ? databaseFile(flag, file.value) : undefined
+      if (checked instanceof CliError) return yield* checked
+    }
+    const wasNew = isNewHome(homeFolder())
     const home = ensureHome(homeFolder())
+    // A start that fails before it opens a database leaves a new home as it found it.
+    if (wasNew)
+      yield* Effect.addFinalizer((exit) =>
+        Exit.isFailure(exit) ? Effect.sync(() => forgetNewHome(home)) : Effect.void
+      )
     // The home is this process's before anything in it is read or written; the port is bound before the databases
     // are opened, so a second server, or a port in use, leaves the home as it found it.
     yield* acquireHome(home, "serve")
@@ -319,19 +354,32 @@ export const serve = (options: ServeOptions) =>
         ).pipe(Layer.provideMerge(boundPort(options.host, options.port)))
       )
     )
-    return yield* Layer.launch(HttpServeLive.pipe(HttpServer.withLogAddress, Layer.provide(afterBind)))
+    return yield* Layer.launch(
+      HttpServeLive.pipe(HttpServer.withLogAddress, Layer.provide(afterBind), Layer.provide(tracingLayer(process.env)))
+    )
   }).pipe(Effect.scoped)
 
 /** `crossbook token create`: another owner token on a control database, its secret printed once. */
-export const tokenCreate = (options: { readonly control: Option.Option<string>; readonly name: string }) =>
+export const tokenCreate = (options: {
+  readonly control: Option.Option<string>
+  readonly name: string
+  readonly json?: boolean
+}) =>
   Effect.gen(function* () {
     // No home lock: this only inserts a token row, in one SQLite transaction, which is safe beside a running server
     // (and the way to give it another owner token); the server reads tokens from the database on each request.
     privateFiles()
+    if (Option.isSome(options.control)) {
+      const checked = databaseFile("--control", options.control.value)
+      if (checked instanceof CliError) return yield* checked
+    }
     const controlFile = Option.getOrElse(options.control, () => join(ensureHome(homeFolder()), "control.db"))
     const issued = yield* Effect.flatMap(Auth, (auth) =>
       auth.createOwnerToken(options.name, { method: "CLI", path: "token create" })
     ).pipe(Effect.provide(authLayer(controlFile)))
+    if (options.json === true) {
+      return yield* Console.log(JSON.stringify({ id: issued.record.id, control: controlFile, token: issued.token }))
+    }
     yield* Console.log(`Owner token ${issued.record.id} on ${controlFile} (shown once):`)
     yield* Console.log(issued.token)
   })

@@ -1,4 +1,7 @@
 /** The server's HTTP API with the tab's access token; failures carry the error body's message and field errors. */
+import type { Routes, Schemas } from "./api.gen.ts"
+
+export type { Schemas }
 
 const TOKEN_KEY = "crossbook.token"
 
@@ -27,11 +30,10 @@ export const token = {
   clear: () => sessionStorage.removeItem(TOKEN_KEY)
 }
 
-export const call = async <T = any>(
-  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
-  path: string,
-  body?: unknown
-): Promise<T> => {
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+
+/** One request to the server by path: the answer as it came (the typed way in is `api`). */
+const call = async (method: Method, path: string, body?: unknown): Promise<unknown> => {
   const headers: Record<string, string> = { accept: "application/json" }
   const secret = token.get()
   if (secret !== null && path.startsWith("/trading")) headers["authorization"] = `Bearer ${secret}`
@@ -59,13 +61,39 @@ export const call = async <T = any>(
       typeof error?.details === "object" && error.details !== null ? error.details : {}
     )
   }
-  return parsed as T
+  return parsed
 }
 
-export const get = <T = any>(path: string) => call<T>("GET", path)
+/** A route of the API, as `"<METHOD> <path>"` with its parameters in braces (`"GET /trading/orders/{id}"`). */
+export type Route = keyof Routes
+
+/** What a route answers, as the API describes it. */
+export type Answer<R extends Route> = Routes[R]["answer"]
+
+/** The parts of a request to a route: its path parameters, its query, its body. */
+export interface Request<R extends Route> {
+  readonly path?: Routes[R]["path"]
+  readonly query?: Routes[R]["query"]
+  readonly body?: Routes[R]["body"]
+}
+
+/**
+ * A request to a route of the API, typed from the API's own description (ui/api.gen.ts, generated from the server's
+ * HttpApi): a renamed route, parameter or field fails the dashboard's typecheck, not the page.
+ */
+export const api = <R extends Route>(route: R, request: Request<R> = {}): Promise<Answer<R>> => {
+  const space = route.indexOf(" ")
+  const params = (request.path ?? {}) as Readonly<Record<string, string>>
+  const path = route.slice(space + 1).replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""))
+  const q = query((request.query ?? {}) as Readonly<Record<string, string | number | boolean | undefined>>)
+  return call(route.slice(0, space) as Method, `${path}${q}`, request.body) as Promise<Answer<R>>
+}
+
+/** The OpenAPI document itself, read to build the order ticket's fields (a document, not a route's record). */
+export const openApiDocument = () => call("GET", "/openapi.json") as Promise<any>
 
 /** A query string from the defined values. */
-export const query = (params: Record<string, string | number | undefined | null>) => {
+export const query = (params: Readonly<Record<string, string | number | boolean | undefined | null>>) => {
   const q = new URLSearchParams()
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v))
   const s = q.toString()

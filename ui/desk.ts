@@ -1,5 +1,5 @@
 /** Halt and resume with a policy, and the risk rules (edited with manage_credentials). */
-import { call, describe, get, query } from "./api.ts"
+import { api, describe, type Schemas } from "./api.ts"
 import { byId, fill, h } from "./dom.ts"
 
 let account: () => string = () => ""
@@ -49,7 +49,7 @@ export const setDeskEnabled = (trade: boolean, manage: boolean) => {
 }
 
 export const loadStatus = async () => {
-  const status = await get(`/trading/status${query({ account: account() })}`)
+  const status = await api("GET /trading/status", { query: { account: account() } })
   const box = byId("halt-state")
   box.textContent = status.halted ? "HALTED" : "running"
   box.className = status.halted ? "halted" : "running"
@@ -60,10 +60,13 @@ export const loadStatus = async () => {
 const halt = async () => {
   const reason = byId<HTMLInputElement>("halt-reason").value.trim() || "halted from the dashboard"
   try {
-    const answer = await call("POST", `/trading/halt${query({ account: account() })}`, {
-      reason,
-      scope: byId<HTMLSelectElement>("halt-scope").value,
-      policy: byId<HTMLSelectElement>("halt-policy").value
+    const answer = await api("POST /trading/halt", {
+      query: { account: account() },
+      body: {
+        reason,
+        scope: byId<HTMLSelectElement>("halt-scope").value,
+        policy: byId<HTMLSelectElement>("halt-policy").value as "cancel" | "hold"
+      }
     })
     say("halt-message", `halted (${answer.policy}, scope ${answer.scope}); ${answer.canceled} order(s) canceled`)
   } catch (error) {
@@ -74,7 +77,7 @@ const halt = async () => {
 
 const resume = async () => {
   try {
-    await call("POST", `/trading/resume${query({ account: account() })}`)
+    await api("POST /trading/resume", { query: { account: account() } })
     say("halt-message", "resumed")
   } catch (error) {
     say("halt-message", describe(error), true)
@@ -85,7 +88,7 @@ const resume = async () => {
 const isInt = (schema: any) => JSON.stringify(schema).includes("#/components/schemas/Int")
 
 export const loadRisk = async () => {
-  const risk = await get(`/trading/risk${query({ account: account() })}`)
+  const risk = await api("GET /trading/risk", { query: { account: account() } })
   const disabled = byId<HTMLButtonElement>("risk-save").disabled
   fill(
     byId("risk-fields"),
@@ -123,7 +126,7 @@ const saveRisk = async () => {
   }
   for (const slot of byId("risk-fields").querySelectorAll(".field-error")) slot.textContent = ""
   try {
-    await call("PUT", `/trading/risk${query({ account: account() })}`, rules)
+    await api("PUT /trading/risk", { query: { account: account() }, body: rules as Schemas["RiskRules"] })
     say("risk-message", "saved")
     await loadRisk()
   } catch (error: any) {

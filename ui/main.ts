@@ -1,6 +1,6 @@
 /** The dashboard: sign in with an access token, then markets, the ticket, orders, portfolio, events and the desk. */
 import "./style.css"
-import { ApiFailure, describe, get, token } from "./api.ts"
+import { ApiFailure, api, describe, openApiDocument, type Schemas, token } from "./api.ts"
 import { initDesk, loadRisk, loadStatus, setDeskEnabled } from "./desk.ts"
 import { byId, fill, h } from "./dom.ts"
 import { connectEvents, initEvents } from "./events.ts"
@@ -9,10 +9,7 @@ import { initOrders, loadOrders, noteEvent, setOrdersEnabled } from "./orders.ts
 import { initPortfolio, loadPortfolio } from "./portfolio.ts"
 import { initTicket, setTicketEnabled } from "./ticket.ts"
 
-interface Account {
-  readonly account: string
-  readonly permissions: ReadonlyArray<string>
-}
+type Account = Schemas["Account"]
 
 let accounts: ReadonlyArray<Account> = []
 let started = false
@@ -64,10 +61,10 @@ const signIn = async (secret: string) => {
   const message = byId("signin-message")
   message.textContent = "signing in…"
   token.set(secret)
-  let me: any
+  let me: Schemas["Me"]
   try {
-    me = await get("/trading/me")
-    accounts = (await get<{ data: ReadonlyArray<Account> }>("/trading/accounts")).data
+    me = await api("GET /trading/me")
+    accounts = (await api("GET /trading/accounts")).data
   } catch (error) {
     token.clear()
     message.className = "error"
@@ -89,7 +86,7 @@ const signIn = async (secret: string) => {
     h(
       "span",
       { id: "permissions" },
-      me.accounts.map((a: Account) => h("span", { class: "grant" }, `${a.account}: ${a.permissions.join(", ")}`))
+      me.accounts.map((a) => h("span", { class: "grant" }, `${a.account}: ${a.permissions.join(", ")}`))
     )
   )
   const select = byId<HTMLSelectElement>("account")
@@ -105,8 +102,8 @@ const signIn = async (secret: string) => {
 
 const start = async () => {
   started = true
-  const document = await get("/openapi.json")
-  const venues = (await get<{ data: ReadonlyArray<{ id: string }> }>("/venues")).data.map((v) => v.id)
+  const document = await openApiDocument()
+  const venues = (await api("GET /venues")).data.map((v) => v.id)
   await initTicket({ account, placed: soon })
   initOrders({ account, changed: soon })
   initPortfolio({ account })

@@ -1,30 +1,13 @@
 /** Markets of every venue with search, and the chosen market's live YES and NO ladders and recent trades. */
-import { describe, get, query, socketUrl } from "./api.ts"
+import { api, describe, query, type Schemas, socketUrl } from "./api.ts"
 import { byId, fill, h, time } from "./dom.ts"
 import { complement, fromMicros, toMicros } from "./fixed.ts"
 
-export interface Market {
-  readonly id: string
-  readonly venue: string
-  readonly title: string
-  readonly tick_size: string
-  readonly lot_size: string
-  readonly best_bid: string | null
-  readonly best_ask: string | null
-  readonly status: string
-}
+export type Market = Schemas["Market"]
 
-interface Level {
-  readonly price: string
-  readonly size: string
-}
+type Level = Schemas["BookLevel"]
 
-interface TradeRow {
-  readonly ts: number
-  readonly price: string
-  readonly amount: string
-  readonly taker_side: string
-}
+type TradeRow = Pick<Schemas["Trade"], "ts" | "price" | "amount" | "taker_side">
 
 const DEPTH = 25
 const TRADES_KEPT = 30
@@ -44,7 +27,7 @@ export const selectedMarket = () => selected
 export const onSelect = (listener: (market: Market | undefined) => void) => void listeners.push(listener)
 
 export const initMarkets = async () => {
-  const answer = await get<{ data: ReadonlyArray<{ id: string }> }>("/venues")
+  const answer = await api("GET /venues")
   venues = answer.data.map((v) => v.id)
   const venueSelect = byId<HTMLSelectElement>("market-venue")
   fill(venueSelect, h("option", { value: "" }, "all venues"), ...venues.map((v) => h("option", { value: v }, v)))
@@ -79,9 +62,10 @@ const search = async () => {
     chosen.map(async (v, i) => {
       const section = sections[i]!
       try {
-        const answer = await get<{ data: ReadonlyArray<Market> }>(
-          `/venues/${v}/markets${query({ search: text, limit: 25 })}`
-        )
+        const answer = await api("GET /venues/{venue}/markets", {
+          path: { venue: v },
+          query: { search: text, limit: 25 }
+        })
         if (round !== searches) return
         found += answer.data.length
         fill(section, answer.data.map(marketItem))

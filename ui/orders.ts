@@ -1,22 +1,8 @@
 /** Working orders as a tree, parent → children, each parent with its live state; cancel one, or all. */
-import { call, describe, get, query } from "./api.ts"
+import { api, describe, type Schemas } from "./api.ts"
 import { byId, fill, h, short, time } from "./dom.ts"
 
-export interface Order {
-  readonly id: string
-  readonly market_id: string
-  readonly side: string
-  readonly type: string
-  readonly status: string
-  readonly held_by: string
-  readonly price: string | null
-  readonly stop_price: string | null
-  readonly amount: string
-  readonly filled: string
-  readonly remaining: string
-  readonly parent_id: string | null
-  readonly info: Record<string, unknown>
-}
+export type Order = Schemas["Order"]
 
 /** Parts of a parent's `info` shown as its live state; the rest (params, children, kind, state) is shown elsewhere. */
 const HIDDEN_INFO = new Set(["kind", "state", "params", "children", "detail"])
@@ -57,20 +43,31 @@ export const setOrdersEnabled = (enabled: boolean) => {
 }
 
 export const loadOrders = async (): Promise<ReadonlyArray<Order>> => {
-  const answer = await get<{ data: ReadonlyArray<Order> }>(
-    `/trading/orders${query({ account: account(), limit: 500 })}`
-  )
+  const answer = await api("GET /trading/orders", { query: { account: account(), limit: 500 } })
   render(answer.data)
   return answer.data
 }
 
-/** A time (`…_at`, ms since epoch) as a clock time; a list as a comma list. */
-const infoValue = (key: string, value: unknown) =>
+/** An object of the live state (an oco's leg, say) in words: `filled 2 · fired · live_child 3`; false and null left out. */
+const objectText = (value: object): string =>
+  Object.entries(value)
+    .filter(([, v]) => v !== null && v !== undefined && v !== false)
+    .map(([k, v]) => (v === true ? k : `${k} ${typeof v === "object" ? objectText(v as object) : String(v)}`))
+    .join(" · ") || "–"
+
+/** A time (`…_at`, ms since epoch) as a clock time; a list as a comma list, its objects numbered and in words. */
+const infoValue = (key: string, value: unknown): string =>
   key.endsWith("_at") && typeof value === "number"
     ? time(value)
     : Array.isArray(value)
-      ? value.join(",")
-      : String(value)
+      ? value.some((v) => typeof v === "object" && v !== null)
+        ? value
+            .map((v, i) => `${i + 1}: ${typeof v === "object" && v !== null ? objectText(v) : String(v)}`)
+            .join(" | ")
+        : value.join(",")
+      : typeof value === "object" && value !== null
+        ? objectText(value)
+        : String(value)
 
 const infoText = (info: Record<string, unknown>) =>
   Object.entries(info)
@@ -140,7 +137,7 @@ const say = (text: string, error = false) => {
 const cancel = async (id: string) => {
   try {
     // The order is looked for among the chosen account's (a paper account's order is not the default account's).
-    const order = await call("DELETE", `/trading/orders/${encodeURIComponent(id)}${query({ account: account() })}`)
+    const order = await api("DELETE /trading/orders/{id}", { path: { id }, query: { account: account() } })
     say(`cancel ${short(id)}: ${order.status}`)
   } catch (error) {
     say(`cancel ${short(id)}: ${describe(error)}`, true)
@@ -150,7 +147,7 @@ const cancel = async (id: string) => {
 
 const cancelAll = async () => {
   try {
-    const answer = await call("DELETE", `/trading/orders${query({ account: account() })}`)
+    const answer = await api("DELETE /trading/orders", { query: { account: account() } })
     say(`canceled ${answer.canceled}`)
   } catch (error) {
     say(`cancel all: ${describe(error)}`, true)

@@ -1,7 +1,7 @@
 /** Positions, balances, fills, and the P&L since the page opened as a line (uPlot). */
 import uPlot from "uplot"
 import "uplot/dist/uPlot.min.css"
-import { get, query } from "./api.ts"
+import { api } from "./api.ts"
 import { byId, fill, h, table, time } from "./dom.ts"
 import { toMicros } from "./fixed.ts"
 
@@ -15,22 +15,23 @@ export const initPortfolio = (options: { account: () => string }) => {
   account = options.account
 }
 
+/** A row; each cell carries its whole text as a title, for a column cut short to keep the table in its panel. */
 const cells = (...values: ReadonlyArray<string | number | null>) =>
-  h("tr", {}, ...values.map((v) => h("td", {}, v === null ? "–" : String(v))))
+  h("tr", {}, ...values.map((v) => h("td", { title: v === null ? "" : String(v) }, v === null ? "–" : String(v))))
 
 export const loadPortfolio = async () => {
   const a = account()
   const [positions, balances, fills, pnl] = await Promise.all([
-    get(`/trading/positions${query({ account: a })}`),
-    get(`/trading/balances${query({ account: a })}`),
-    get(`/trading/fills${query({ account: a, limit: 30 })}`),
-    get(`/trading/pnl${query({ account: a, level: "account" })}`)
+    api("GET /trading/positions", { query: { account: a } }),
+    api("GET /trading/balances", { query: { account: a } }),
+    api("GET /trading/fills", { query: { account: a, limit: 30 } }),
+    api("GET /trading/pnl", { query: { account: a, level: "account" } })
   ])
   fill(
     byId("positions"),
     table(
       ["market", "contracts", "side", "avg", "mark", "realized", "unrealized", "fees"],
-      positions.data.map((p: any) =>
+      positions.data.map((p) =>
         cells(p.market_id, p.contracts, p.side, p.average_price, p.mark, p.realized_pnl, p.unrealized_pnl, p.fees)
       ),
       "no positions"
@@ -40,22 +41,22 @@ export const loadPortfolio = async () => {
     byId("balances"),
     table(
       ["account", "currency", "cash", "locked", "available"],
-      balances.data.map((b: any) => cells(b.account, b.currency, b.cash, b.locked, b.available))
+      balances.data.map((b) => cells(b.account, b.currency, b.cash, b.locked, b.available))
     )
   )
   fill(
     byId("fills"),
     table(
       ["time", "market", "side", "amount", "price", "fee", "liquidity", "order"],
-      fills.data.map((f: any) =>
+      fills.data.map((f) =>
         cells(time(f.ts), f.market_id, f.side, f.amount, f.price, f.fee, f.liquidity, f.order_id.slice(0, 10))
       ),
       "no fills"
     )
   )
   // The line is for the eye only: the figures themselves are shown as the server sent them.
-  const total = pnl.data.reduce((sum: number, p: any) => sum + (p.net === null ? 0 : toMicros(p.net)), 0) / 1_000_000
-  byId("pnl-now").textContent = pnl.data.map((p: any) => `${p.key}: net ${p.net ?? "–"}`).join("  ")
+  const total = pnl.data.reduce((sum: number, p) => sum + (p.net === null ? 0 : toMicros(p.net)), 0) / 1_000_000
+  byId("pnl-now").textContent = pnl.data.map((p) => `${p.key}: net ${p.net ?? "–"}`).join("  ")
   plot(total)
 }
 

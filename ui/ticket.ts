@@ -3,7 +3,7 @@
  * params schema (`x-params-by-type`), each with its bounds and default. Errors come from the error body: its message,
  * and each field's problem beside that field.
  */
-import { ApiFailure, call, describe, get } from "./api.ts"
+import { ApiFailure, api, describe, openApiDocument, type Schemas } from "./api.ts"
 import { byId, fill, h } from "./dom.ts"
 import { onSelect, selectedMarket } from "./markets.ts"
 
@@ -140,7 +140,7 @@ const field = (path: string, raw: Schema, required: boolean): HTMLElement | null
 export const initTicket = async (options: { account: () => string; placed: () => void }) => {
   account = options.account
   placed = options.placed
-  const document = await get("/openapi.json")
+  const document = await openApiDocument()
   components = document.components.schemas
   placeOrder = components["PlaceOrder"] ?? {}
   paramsByType = placeOrder["properties"]?.["params"]?.["x-params-by-type"] ?? {}
@@ -247,7 +247,7 @@ const submit = async () => {
   if (problems.length > 0) return showErrors("fix the marked fields", problems)
   showErrors("", [])
   try {
-    const order = await call("POST", "/trading/orders", body)
+    const order = await api("POST /trading/orders", { body: body as Schemas["PlaceOrder"] })
     const out = byId("ticket-message")
     out.className = "ok"
     out.textContent = `placed ${order.type} ${order.side} ${order.amount}: ${order.id} (${order.status})`

@@ -16,7 +16,7 @@ import { type Figure, ratio } from "./common.ts"
 const CONNECTIONS = 50
 const SECONDS = 10
 
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)
@@ -30,7 +30,7 @@ const freePort = () =>
  * Waits until `url` answers 2xx (`init`: the request, a GET by default); a server that answers but refuses is an
  * error at once, one that has not started yet is asked again.
  */
-const waitFor = async (url: string, child: ChildProcess, init?: RequestInit) => {
+export const waitFor = async (url: string, child: ChildProcess, init?: RequestInit) => {
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
     const response = await fetch(url, init).catch(() => undefined)
@@ -51,7 +51,12 @@ interface Load {
   readonly errors: number
 }
 
-const load = async (url: string, headers: Record<string, string>, body: string, seconds: number): Promise<Load> => {
+export const load = async (
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  seconds: number
+): Promise<Load> => {
   const result = await autocannon({
     url,
     method: "POST",

@@ -11,7 +11,10 @@ import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
 import { Worker } from "node:worker_threads"
 import { clusterExecutor, localCluster, sweepId } from "../../sim/Sweep/Cluster.ts"
-import type { JobOutcome } from "../../sim/Sweep/Job.ts"
+import { backtest } from "../../sim/Backtest.ts"
+import { strategyFromModule } from "../../sim/Strategy.ts"
+import { loadStrategyModule } from "../../sim/StrategyLoader.ts"
+import { JobCache, type JobOutcome, tapeStream } from "../../sim/Sweep/Job.ts"
 import { expandJobs, type SweepSpec } from "../../sim/Sweep/Spec.ts"
 import type { Executor } from "../../sim/Sweep/Sweep.ts"
 import { makePool, type Pool } from "../../sim/Sweep/Workers.ts"
@@ -98,6 +101,34 @@ parentPort.on("message", (n) => { let a = []; let s = 0
   return all / one
 }
 
+/**
+ * The most the heap held over one job (collected and read at every percent of its events) once its worker holds the
+ * tape and the strategy, in MB: the job's own memory, on a generated tape of two markets over `durationS`.
+ */
+const jobHeapMb = async (durationS: number) => {
+  const gc = (globalThis as { gc?: () => void }).gc
+  const job = { ...jobs(1)[0]!, tape: { kind: "generated" as const, markets: 2, durationS } }
+  const cache = new JobCache()
+  tapeStream(job, cache)
+  const module = await loadStrategyModule(job.strategy)
+  const run = async (sample: () => void) => {
+    const loaded = strategyFromModule(module, job.params)
+    if ("error" in loaded) throw new Error(loaded.error)
+    await Effect.runPromise(
+      backtest({ tape: tapeStream(job, cache), strategy: loaded.strategy, seed: job.seed, onProgress: sample })
+    )
+  }
+  await run(() => {})
+  gc?.()
+  const before = process.memoryUsage().heapUsed
+  let peak = before
+  await run(() => {
+    gc?.()
+    peak = Math.max(peak, process.memoryUsage().heapUsed)
+  })
+  return { mb: (peak - before) / 1e6, keptMb: cache.keptBytes / 1e6 }
+}
+
 export const sweepFigures = async (): Promise<Array<Figure>> => {
   const cores = availableParallelism()
   const list = jobs(Math.max(8, cores * 6))
@@ -105,6 +136,8 @@ export const sweepFigures = async (): Promise<Array<Figure>> => {
   const all = await Effect.runPromise(throughput(cores, list))
   const cost = await Effect.runPromise(bookkeeping(400))
   const machine = await machineScaling(cores)
+  const short = await jobHeapMb(600)
+  const long = await jobHeapMb(4 * 3600)
   return [
     {
       name: "sweep.jobs_per_s",
@@ -115,7 +148,21 @@ export const sweepFigures = async (): Promise<Array<Figure>> => {
       target: `ratio ≥ ${(0.8 * cores).toFixed(1)} (0.8 × ${cores} cores)`,
       workers: cores,
       jobs: list.length,
-      machine_alloc_scaling: Number(machine.toFixed(3))
+      machine_alloc_scaling: Number(machine.toFixed(3)),
+      of_machine: ratio(all / one, machine),
+      of_machine_target: ">= 0.9 of machine_alloc_scaling"
+    },
+    {
+      name: "sweep.job_heap_mb",
+      value: Number(long.mb.toFixed(1)),
+      unit: "MB",
+      baseline: 64,
+      ratio: ratio(long.mb, 64),
+      target: "<= 64 MB whatever the tape's length",
+      tape: "generated, 2 markets, 4 hours",
+      kept_tape_mb: Number(long.keptMb.toFixed(1)),
+      ten_minute_tape_mb: Number(short.mb.toFixed(1)),
+      note: "live heap over one job once its worker holds the strategy and the tape (as Arrow bytes, outside the heap)"
     },
     {
       name: "sweep.cluster_ms_per_job",

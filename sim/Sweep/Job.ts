@@ -3,12 +3,14 @@
  * answered as one line of `sweep.jsonl`. Whether it runs in a worker thread or here, the same job gives the same line.
  */
 import * as Effect from "effect/Effect"
-import { readFileSync } from "node:fs"
+import { readFileSync, statSync } from "node:fs"
+import { arrowTapeBytes, isArrowTape } from "../ArrowTape.ts"
 import { backtest, type BacktestReport } from "../Backtest.ts"
 import { generateTape } from "../Generator.ts"
 import { strategyFromModule } from "../Strategy.ts"
 import { loadStrategyModule } from "../StrategyLoader.ts"
 import { formatTape } from "../Tape.ts"
+import { streamNdjsonFile, streamTapeBytes, streamTapeFile, type TapeStream } from "../TapeStream.ts"
 import type { Job } from "./Spec.ts"
 
 /** A generated tape from the seed (`backtest` without `--tape` makes 2 markets over 30 minutes). */
@@ -90,29 +92,52 @@ export const tapeLabel = (job: Job): string =>
     ? job.tape.label
     : `generated(seed ${job.seed}, ${job.tape.markets} markets, ${job.tape.durationS} s)`
 
+/** A tape file larger than this is read from disk by every job instead of kept (bytes). */
+export const KEEP_TAPE_BYTES = 64 * 1024 * 1024
+/** What the kept tapes of one worker may take together (bytes). */
+export const KEPT_TAPES_BYTES = 256 * 1024 * 1024
+
 /**
- * What a worker keeps between jobs: loaded strategy modules and tapes read or generated, so a grid over one tape
- * reads it once. Nothing a run changes is kept: each job makes a fresh strategy from its module.
+ * What a worker keeps between jobs: loaded strategy modules, and tapes read or generated as Arrow IPC bytes (outside
+ * the heap, decoded a batch at a time by each job), so a grid over one tape reads and converts it once. Nothing a run
+ * changes is kept: each job makes a fresh strategy from its module and streams its tape.
  */
 export class JobCache {
   readonly modules = new Map<string, Promise<Record<string, unknown>>>()
-  readonly tapes = new Map<string, string>()
+  readonly tapes = new Map<string, Uint8Array>()
+  /** Bytes the kept tapes take. */
+  get keptBytes(): number {
+    let n = 0
+    for (const t of this.tapes.values()) n += t.byteLength
+    return n
+  }
 }
 
-const tapeText = (job: Job, cache: JobCache): string => {
+/** The job's tape as a stream: from the kept bytes, else read (and kept when small enough), else from its file. */
+export const tapeStream = (job: Job, cache: JobCache): TapeStream => {
   const key =
     job.tape.kind === "file" ? `file:${job.tape.path}` : `seed:${job.seed}:${job.tape.markets}:${job.tape.durationS}`
-  let text = cache.tapes.get(key)
-  if (text === undefined) {
-    text =
-      job.tape.kind === "file"
-        ? readFileSync(job.tape.path, "utf8")
-        : generatedTape(job.seed, job.tape.markets, job.tape.durationS)
-    // A grid over generated tapes would keep one per seed: keep the latest few only.
-    if (cache.tapes.size >= 8) cache.tapes.delete(cache.tapes.keys().next().value!)
-    cache.tapes.set(key, text)
+  const kept = cache.tapes.get(key)
+  if (kept !== undefined) return streamTapeBytes(kept)
+  let bytes: Uint8Array
+  if (job.tape.kind === "file") {
+    const path = job.tape.path
+    if (statSync(path).size > KEEP_TAPE_BYTES) return streamTapeFile(path)
+    const raw = readFileSync(path)
+    if (isArrowTape(raw)) bytes = raw
+    else {
+      const stream = streamNdjsonFile(path)
+      bytes = arrowTapeBytes(stream.header, stream.events)
+    }
+  } else {
+    const g = generateTape({ seed: job.seed, markets: job.tape.markets, durationS: job.tape.durationS })
+    bytes = arrowTapeBytes(g.header, g.events)
   }
-  return text
+  // A grid over generated tapes would keep one per seed: the oldest go first.
+  while (cache.tapes.size > 0 && (cache.tapes.size >= 8 || cache.keptBytes + bytes.byteLength > KEPT_TAPES_BYTES))
+    cache.tapes.delete(cache.tapes.keys().next().value!)
+  cache.tapes.set(key, bytes)
+  return streamTapeBytes(bytes)
 }
 
 const message = (error: unknown) =>
@@ -140,7 +165,7 @@ export const runJob = (job: Job, cache: JobCache = new JobCache()): Effect.Effec
     if (module._tag === "Left") return failure(message(module.left.error))
     const loaded = strategyFromModule(module.right, job.params)
     if ("error" in loaded) return failure(`the strategy ${job.strategy} is not usable: ${loaded.error}`)
-    const tape = yield* Effect.either(Effect.try(() => tapeText(job, cache)))
+    const tape = yield* Effect.either(Effect.try(() => tapeStream(job, cache)))
     if (tape._tag === "Left") return failure(`cannot read the tape ${tapeLabel(job)} (${message(tape.left.error)})`)
     const report = yield* Effect.either(
       Effect.catchAllDefect(backtest({ tape: tape.right, strategy: loaded.strategy, seed: job.seed }), (defect) =>

@@ -28,7 +28,7 @@ const SCRIPT = `
 const data = JSON.parse(document.getElementById("sweep-data").textContent);
 const table = document.getElementById("runs");
 const body = table.tBodies[0];
-let sortCol = -1, sortDir = 1;
+let sortCol = 0, sortDir = 1; // the rows come ranked: the rank column, ascending
 table.tHead.addEventListener("click", (e) => {
   const th = e.target.closest("th"); if (!th) return;
   const col = th.cellIndex; sortDir = col === sortCol ? -sortDir : (th.dataset.dir === "less" ? 1 : -1); sortCol = col;
@@ -69,7 +69,7 @@ body.addEventListener("click", (e) => {
 draw();
 `
 
-/** The page for a sweep's outcomes (in job order) and its runs ranked by the metric. */
+/** The page for a sweep's outcomes (given in job order), its rows ranked by the metric, best first. */
 export const renderSweep = (sweep: {
   readonly spec: SweepSpec
   readonly outcomes: ReadonlyArray<JobOutcome>
@@ -89,7 +89,7 @@ export const renderSweep = (sweep: {
     ["fills", (r) => r.metrics.fills, "more"]
   ]
   const head = [
-    `<th data-dir="less">rank by ${escape(spec.metric)}</th>`,
+    `<th data-dir="less" class="sorted">rank by ${escape(spec.metric)}</th>`,
     `<th data-dir="less">job</th>`,
     ...names.map((n) => `<th>${escape(n)}</th>`),
     `<th>seed</th>`,
@@ -101,7 +101,9 @@ export const renderSweep = (sweep: {
     const text = value === null || value === undefined ? "–" : typeof value === "string" ? value : JSON.stringify(value)
     return `<td data-v="${escape(value === null || value === undefined ? "" : String(text))}">${escape(text)}</td>`
   }
-  const rows = outcomes
+  // Rows as the page says: ranked by the metric, best first; runs that failed after them, in job order.
+  const rows = [...outcomes]
+    .sort((a, b) => (rankOf.get(a.job) ?? Infinity) - (rankOf.get(b.job) ?? Infinity))
     .map((o) => {
       const failure = isFailure(o)
       const cells = [

@@ -14,21 +14,28 @@ import type { Job } from "./Spec.ts"
 /** The number of workers when none is asked for: one per core. */
 export const defaultWorkers = (): number => availableParallelism()
 
+/**
+ * The heap a worker may take (MB), so one job's memory is bounded: a job that outgrows it ends its thread, fails alone
+ * with the reason, and the thread is replaced. A job streams its tape and keeps no event log, so it needs far less.
+ */
+export const JOB_HEAP_MB = 256
+
 /** How a worker thread starts: the built worker beside the bundle, or the TypeScript source through tsx. */
-const spawn = (): Worker => {
+const spawn = (heapMb: number): Worker => {
   const here = import.meta.url
+  const resourceLimits = { maxOldGenerationSizeMb: heapMb }
   if (/\.ts$/.test(new URL(here).pathname)) {
     const source = new URL("./Worker.ts", here).href
     return new Worker(
       `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}) })`,
-      { eval: true }
+      { eval: true, resourceLimits }
     )
   }
   const built = ["./sweep-worker.js", "../sweep-worker.js"]
     .map((path) => new URL(path, here))
     .find((url) => existsSync(url))
   if (built === undefined) throw new Error("the sweep worker is not built: run `npm run build`")
-  return new Worker(built)
+  return new Worker(built, { resourceLimits })
 }
 
 interface Slot {
@@ -42,8 +49,8 @@ export interface Pool {
   readonly run: (job: Job) => Effect.Effect<JobOutcome, Error>
 }
 
-/** A pool of `size` threads, ended with its scope. */
-export const makePool = (size: number): Effect.Effect<Pool, never, Scope.Scope> =>
+/** A pool of `size` threads, each job's heap bounded to `heapMb`, ended with its scope. */
+export const makePool = (size: number, heapMb = JOB_HEAP_MB): Effect.Effect<Pool, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const waiting: Array<{ readonly job: Job; readonly done: (outcome: JobOutcome | Error) => void }> = []
@@ -57,7 +64,7 @@ export const makePool = (size: number): Effect.Effect<Pool, never, Scope.Scope> 
       }
 
       const start = (slot: Slot) => {
-        const worker = spawn()
+        const worker = spawn(heapMb)
         slot.worker = worker
         worker.on("message", (message: { job: string; line?: string; error?: string }) => {
           const task = slot.busy

@@ -1,5 +1,13 @@
 /** The data host's HTTP API: history (API key), login and keys (session), and its own name and health. */
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "@effect/platform"
 import { Context, Schema } from "effect"
 import { ApiErrorWire } from "../Domain/Errors.ts"
 import { DecimalString, Millis, strict, Text } from "../Http/Schemas.ts"
@@ -93,6 +101,13 @@ export const RangeRequest = Schema.Struct({
   limit: Limit,
   cursor: Cursor
 }).annotations({ identifier: "RangeRequest", ...strict })
+export const TapeRangeRequest = Schema.Struct({
+  market_id: MarketId,
+  start_ms: Millis,
+  end_ms: Millis
+}).annotations({ identifier: "TapeRangeRequest", ...strict })
+/** The media type of a columnar tape: an Arrow IPC file. */
+export const ARROW_FILE = "application/vnd.apache.arrow.file"
 export const BookRangeAnswer = Schema.Struct({
   metadata: Metadata,
   market_id: Schema.String,
@@ -185,6 +200,19 @@ const HistoryApi = HttpApiGroup.make("history")
       .addSuccess(TradesRangeAnswer)
       .addError(ApiErrorWire, { status: 404 })
       .addError(ApiErrorWire, { status: 413 })
+  )
+  .add(
+    HttpApiEndpoint.post("tapeRange", "/v1/tape/range")
+      .setPayload(TapeRangeRequest)
+      .addSuccess(HttpApiSchema.Uint8Array({ contentType: ARROW_FILE }))
+      .addError(ApiErrorWire, { status: 404 })
+      .addError(ApiErrorWire, { status: 413 })
+      .addError(ApiErrorWire, { status: 501 })
+      .annotate(
+        OpenApi.Description,
+        "A market's range as a columnar tape (an Arrow IPC file, docs/tapes.md): its books and trades, gaps where the " +
+          "recording has them."
+      )
   )
   .addError(ApiErrorWire, { status: 400 })
   .addError(ApiErrorWire, { status: 401 })

@@ -80,8 +80,11 @@ export const dataServeApp = (store: DataStore, options: ServeVenues & { readonly
       simVenues
     }).pipe(Layer.mapError((message) => new DataError({ message })))
     const matching = dataHostMatchingRoutes.pipe(Layer.provide(localMatchingLayer()), Layer.provide(venues))
+    // The tape format, where this entry point has it: the host then serves ranges as columnar tapes too.
+    const tapes = yield* Effect.serviceOption(Tapes)
     return dataHostApp(matching).pipe(
-      Layer.provide(DataHost.layer(store, options.maxRangeMs === undefined ? {} : { maxRangeMs: options.maxRangeMs }))
+      Layer.provide(DataHost.layer(store, options.maxRangeMs === undefined ? {} : { maxRangeMs: options.maxRangeMs })),
+      Layer.provide(tapes._tag === "Some" ? Layer.succeed(Tapes, tapes.value) : Layer.empty)
     )
   })
 

@@ -6,7 +6,9 @@ import { bodyGuard } from "../Http/BodyGuard.ts"
 import { ErrorMiddleware } from "../Http/Errors.ts"
 import { NAME, VERSION } from "../Version.ts"
 import { ApiKeyAuth, CurrentSession, DataApi, SessionAuth } from "./Api.ts"
+import { HistoryClient, HistoryError } from "../Services/HistoryClient.ts"
 import { bookAt, bookRange, DEFAULT_MAX_RANGE_MS, tradesRange } from "./History.ts"
+import { Tapes } from "./Tapes.ts"
 import { Keys } from "./Keys.ts"
 import type { DataStore } from "./Store.ts"
 
@@ -106,6 +108,51 @@ const HostLive = HttpApiBuilder.group(DataApi, "host", (handlers) =>
   )
 )
 
+/** The history API over the host's own store, in process: what a tape is read through here. */
+const storeClient = (host: DataHost["Type"]): HistoryClient["Type"] => {
+  const local = <A>(result: A | ApiError): Effect.Effect<A, HistoryError> =>
+    result instanceof ApiError
+      ? Effect.fail(
+          new HistoryError({
+            kind: result.status === 404 ? "not_found" : "http",
+            message: result.message,
+            status: result.status,
+            code: result.code,
+            retryable: false
+          })
+        )
+      : Effect.succeed(result)
+  return {
+    url: `${NAME} data host`,
+    markets: Effect.sync(() => {
+      const data = host.store.markets()
+      return { data, next_cursor: null, count: data.length }
+    }),
+    bookAt: (r) => Effect.suspend(() => local(bookAt(host.store, r))),
+    bookRange: (r) => Effect.suspend(() => local(bookRange(host.store, r, host.maxRangeMs))),
+    tradesRange: (r) => Effect.suspend(() => local(tradesRange(host.store, r, host.maxRangeMs)))
+  }
+}
+
+/** A range as a columnar tape, once the range is one the host serves; the tape format comes from `Tapes`. */
+const tapeRange = (host: DataHost["Type"], r: { market_id: string; start_ms: number; end_ms: number }) =>
+  Effect.gen(function* () {
+    const refused = bookRange(host.store, { ...r, limit: 1 }, host.maxRangeMs)
+    if (refused instanceof ApiError) return yield* Effect.fail(refused)
+    const tapes = yield* Effect.serviceOption(Tapes)
+    if (tapes._tag === "None") {
+      return yield* Effect.fail(
+        new ApiError({ status: 501, code: "not_supported", message: "this host has no tape format", details: {} })
+      )
+    }
+    const internal = (error: { readonly message: string }) =>
+      new ApiError({ status: 500, code: "internal_error", message: error.message, details: {} })
+    const tape = yield* tapes.value
+      .tapeFromHistory(storeClient(host), r.market_id, r.start_ms, r.end_ms)
+      .pipe(Effect.mapError(internal))
+    return yield* tapes.value.arrowOf(tape.text).pipe(Effect.mapError(internal))
+  })
+
 const HistoryLive = HttpApiBuilder.group(DataApi, "history", (handlers) =>
   Effect.map(DataHost, (host) =>
     handlers
@@ -122,6 +169,7 @@ const HistoryLive = HttpApiBuilder.group(DataApi, "history", (handlers) =>
       .handle("tradesRange", ({ payload }) =>
         Effect.suspend(() => answer(tradesRange(host.store, payload, host.maxRangeMs)))
       )
+      .handle("tapeRange", ({ payload }) => tapeRange(host, payload))
   )
 )
 

@@ -36,6 +36,8 @@ export interface TapeFormat {
     fromMs: number,
     toMs: number
   ) => Effect.Effect<{ readonly text: string; readonly events: number }, HistoryError>
+  /** A tape's text as the bytes of the columnar tape (an Arrow IPC file); throws, naming the line, on a bad tape. */
+  readonly arrowOf: (text: string) => Uint8Array
 }
 
 export class Tapes extends Context.Tag("crossbook/Tapes")<
@@ -50,6 +52,8 @@ export class Tapes extends Context.Tag("crossbook/Tapes")<
       fromMs: number,
       toMs: number
     ) => Effect.Effect<{ readonly text: string; readonly events: number }, HistoryError | TapesUnavailable>
+    /** A tape's text as an Arrow IPC file (docs/tapes.md); fails with what did not parse, or TapesUnavailable. */
+    readonly arrowOf: (text: string) => Effect.Effect<Uint8Array, Error | TapesUnavailable>
   }
 >() {
   /** The format loaded the first time a command reads or writes a tape, not when the command line starts. */
@@ -64,7 +68,14 @@ export class Tapes extends Context.Tag("crossbook/Tapes")<
           })
         ),
       tapeFromHistory: (client, marketId, fromMs, toMs) =>
-        Effect.flatMap(format, (f) => f.tapeFromHistory(client, marketId, fromMs, toMs))
+        Effect.flatMap(format, (f) => f.tapeFromHistory(client, marketId, fromMs, toMs)),
+      arrowOf: (text) =>
+        Effect.flatMap(format, (f) =>
+          Effect.try({
+            try: () => f.arrowOf(text),
+            catch: (error) => (error instanceof Error ? error : new Error(String(error)))
+          })
+        )
     })
   }
 
@@ -78,6 +89,13 @@ export class Tapes extends Context.Tag("crossbook/Tapes")<
         })
       ),
     tapeFromHistory: () =>
+      Effect.fail(
+        new TapesUnavailable({
+          message:
+            "this entry point has no tape format: `history tape` needs the full `crossbook` command (bin/crossbook.js)"
+        })
+      ),
+    arrowOf: () =>
       Effect.fail(
         new TapesUnavailable({
           message:

@@ -146,6 +146,15 @@ export const renderOrder = (o: Order) => ({
 export type OrderRecord = ReturnType<typeof renderOrder>
 
 /**
+ * An order as the API answers it: its record, with the venue's own id for it in `info.venue_order_id` once known (the
+ * journal's records leave it out, so an event log reads the same whatever ids a venue gives).
+ */
+export const renderOrderWire = (o: Order) => {
+  const record = renderOrder(o)
+  return o.venueOrderId === null ? record : { ...record, info: { ...record.info, venue_order_id: o.venueOrderId } }
+}
+
+/**
  * What a request for an order asked for, less its client order id: a retry with the same client id is the same order
  * only when this matches. Kept as a sha256 (43 characters) rather than the request itself.
  */

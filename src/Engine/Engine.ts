@@ -70,6 +70,8 @@ type EngineService = {
   readonly liveCount: Effect.Effect<number>
   /** Parents held in memory: the live ones only (a finished one is read from the store). */
   readonly heldCount: Effect.Effect<number>
+  /** Live parents by type, for the metrics. */
+  readonly liveByType: Effect.Effect<Readonly<Partial<Record<EngineType, number>>>>
   /** The next expiry or timer of any live parent (Infinity when none). */
   readonly nextDue: () => number
   /** Driven mode: ends the parents whose expiry has come (the first inputs of a moment). */
@@ -348,6 +350,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         ).pipe(Effect.uninterruptible),
       liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length),
       heldCount: Effect.sync(() => parents.size),
+      liveByType: Effect.sync(() => {
+        const counts: Partial<Record<EngineType, number>> = {}
+        for (const p of parents.values()) if (!p.done) counts[p.type] = (counts[p.type] ?? 0) + 1
+        return counts
+      }),
       marketView: (marketId, view) => {
         const woken = wakeFor(d, marketId, view)
         return woken === null ? null : serialized(feedView(d, woken, view))

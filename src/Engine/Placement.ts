@@ -6,6 +6,7 @@ import { appended, type Command, insertedAt, kept, NONE } from "./Core.ts"
 import { completeIfQuiet, drop, emit, liveChildren, persist, save, stateOf } from "./Parents.ts"
 import { type ChildRecord, childOf, type Driver, type Runtime } from "./Runtime.ts"
 import { dueAdded } from "./Wake.ts"
+import { currentRetry, traced } from "../Telemetry/Telemetry.ts"
 
 const MAX_RETRIES = 5
 const RETRY_BASE_MS = 200
@@ -14,7 +15,7 @@ const cancelChild = (d: Driver, child: ChildRecord) =>
   child.orderId === null || child.status === "done"
     ? Effect.void
     : d.desk
-        .cancel(child.orderId)
+        .cancelChild(child.orderId)
         .pipe(Effect.catchAll((e) => Effect.logWarning(`cancel of child ${child.orderId} failed: ${e.message}`)))
 
 /** Stops the parent: no child is placed from now on, live children are pulled. */
@@ -33,6 +34,17 @@ export const end = Effect.fnUntraced(function* (
   for (const child of liveChildren(rt)) yield* cancelChild(d, child)
   yield* completeIfQuiet(d, rt)
 })
+
+/** A child's request in an `engine.reaction` span when spans are exported, its retry number told to the venue's. */
+const reaction =
+  (rt: Runtime, child: ChildRecord) =>
+  <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    traced("engine.reaction", () => ({
+      "parent.id": rt.id,
+      "parent.type": rt.type,
+      child: child.spec.child,
+      retry: child.retries
+    }))(child.retries === 0 ? self : Effect.locally(self, currentRetry, child.retries))
 
 /**
  * Places a child through the desk; a retryable refusal tries again later, any other ends the parent (after
@@ -74,7 +86,7 @@ export const place: (
       },
       `engine (${rt.id})`
     )
-  )
+  ).pipe(reaction(rt, child))
   if (result._tag === "Right") {
     const order = result.right.order
     child.orderId = order.id

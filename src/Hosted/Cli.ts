@@ -65,7 +65,19 @@ const historyTrades = Command.make("trades", { from, to, json, id }, (o) =>
 
 const historyTape = Command.make(
   "tape",
-  { from, to, out: Options.file("out").pipe(Options.withDescription("The tape file to write")), json, id },
+  {
+    from,
+    to,
+    out: Options.file("out").pipe(Options.withDescription("The tape file to write")),
+    format: Options.choice("format", ["ndjson", "arrow"]).pipe(
+      Options.withDescription(
+        "The tape's format (default: arrow for a file named .arrow, .feather or .ipc, else ndjson)"
+      ),
+      Options.optional
+    ),
+    json,
+    id
+  },
   (o) => Effect.flatMap(run, (m) => m.runHistoryTape(o))
 ).pipe(
   Command.withDescription("Write a market's recorded history as a tape (sim/TAPES.md) for `sim replay` and `backtest`")

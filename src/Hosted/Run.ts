@@ -155,6 +155,9 @@ interface RangeOptions {
   readonly id: string
 }
 
+/** A time of the data host (ms since the epoch) as a person reads it: ISO 8601, UTC; `--json` keeps the ms. */
+export const iso = (ms: number): string => (Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms))
+
 /** `crossbook history book`: the book at a time, or its segments over a range. */
 export const runHistoryBook = (
   o: RangeOptions & { readonly at: Option.Option<string>; readonly depth: Option.Option<number> }
@@ -170,7 +173,7 @@ export const runHistoryBook = (
           ...(depth === undefined ? {} : { depth })
         })
         if (o.json) return yield* Console.log(JSON.stringify(answer))
-        if (answer.book === null) return yield* Console.log(`no book at ${asOf}: ${answer.absence_reason}`)
+        if (answer.book === null) return yield* Console.log(`no book at ${iso(asOf)}: ${answer.absence_reason}`)
         yield* Console.log(`bids ${levelsText(answer.book.bids)}`)
         return yield* Console.log(`asks ${levelsText(answer.book.asks)}`)
       }
@@ -195,8 +198,8 @@ export const runHistoryBook = (
       for (const s of segments) {
         yield* Console.log(
           s.kind === "data"
-            ? `data   ${s.start_ms}..${s.end_ms}  ${s.changes.length} changes`
-            : `absent ${s.start_ms}..${s.end_ms}  ${s.reason}`
+            ? `data   ${iso(s.start_ms)}..${iso(s.end_ms)}  ${s.changes.length} changes`
+            : `absent ${iso(s.start_ms)}..${iso(s.end_ms)}  ${s.reason}`
         )
       }
     })
@@ -222,14 +225,16 @@ export const runHistoryTrades = (o: RangeOptions) =>
         cursor = page.next_cursor ?? undefined
       } while (cursor !== undefined)
       if (o.json) return yield* Console.log(JSON.stringify({ ...first, trades, next_cursor: null }))
-      for (const t of trades) yield* Console.log(`${t.ts}  ${t.taker_side.padEnd(4)}  ${t.amount} @ ${t.price}`)
+      for (const t of trades) yield* Console.log(`${iso(t.ts)}  ${t.taker_side.padEnd(4)}  ${t.amount} @ ${t.price}`)
       for (const c of first.coverage)
-        if (c.kind === "absent") yield* Console.log(`absent ${c.start_ms}..${c.end_ms}  ${c.reason}`)
+        if (c.kind === "absent") yield* Console.log(`absent ${iso(c.start_ms)}..${iso(c.end_ms)}  ${c.reason}`)
     })
   )
 
 /** `crossbook history tape`: a market's recorded history written as a tape. */
-export const runHistoryTape = (o: RangeOptions & { readonly out: string }) =>
+export const runHistoryTape = (
+  o: RangeOptions & { readonly out: string; readonly format?: Option.Option<"ndjson" | "arrow"> }
+) =>
   historyClient((client) =>
     Effect.gen(function* () {
       const [start, end] = yield* range(o)
@@ -237,8 +242,17 @@ export const runHistoryTape = (o: RangeOptions & { readonly out: string }) =>
       const tape = yield* tapes
         .tapeFromHistory(client, o.id, start, end)
         .pipe(Effect.catchTag("TapesUnavailable", (error) => new HostedError({ message: error.message })))
-      writeFileSync(o.out, tape.text)
-      if (o.json) return yield* Console.log(JSON.stringify({ market_id: o.id, out: o.out, events: tape.events }))
+      const format = Option.getOrElse(o.format ?? Option.none(), () =>
+        /\.(arrow|feather|ipc)$/i.test(o.out) ? "arrow" : "ndjson"
+      )
+      if (format === "arrow") {
+        const bytes = yield* tapes
+          .arrowOf(tape.text)
+          .pipe(Effect.mapError((error) => new HostedError({ message: error.message })))
+        writeFileSync(o.out, bytes)
+      } else writeFileSync(o.out, tape.text)
+      if (o.json)
+        return yield* Console.log(JSON.stringify({ market_id: o.id, out: o.out, events: tape.events, format }))
       yield* Console.log(`wrote ${tape.events} events of ${o.id} to ${o.out}`)
     })
   )

@@ -10,6 +10,7 @@ import { NAME, VERSION } from "../Version.ts"
 import { BucketsApi } from "./Buckets/Api.ts"
 import { DeskApi } from "./Desk/Api.ts"
 import { MetaApi } from "./Meta/Api.ts"
+import { MetricsApi } from "./Metrics/Api.ts"
 import { TradingApi } from "./Trading/Api.ts"
 import { VenuesApi } from "./Venues/Api.ts"
 
@@ -196,6 +197,7 @@ export class Api extends HttpApi.make(NAME)
   .add(TradingApi)
   .add(DeskApi)
   .add(BucketsApi)
+  .add(MetricsApi)
   .addError(ApiErrorWire, { status: 500 })
   .annotate(OpenApi.Title, "crossbook")
   .annotate(OpenApi.Version, VERSION)

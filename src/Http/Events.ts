@@ -5,6 +5,7 @@ import { ApiError } from "../Domain/Errors.ts"
 import { allows, Auth } from "../Services/Auth.ts"
 import type { JournalEvent } from "../Services/OrderStore.ts"
 import { defaultAccount, VenueGateway } from "../Services/VenueGateway.ts"
+import { Telemetry } from "../Telemetry/Telemetry.ts"
 import { Journal } from "../Trading/Journal.ts"
 import { respond } from "./Errors.ts"
 import { requestToken } from "./Security.ts"
@@ -62,6 +63,7 @@ export const EventsRoute = HttpApiBuilder.Router.use((router) =>
     const journal = yield* Journal
     const gateway = yield* VenueGateway
     const capacity = yield* EventsQueueCapacity
+    const metrics = yield* Telemetry
     yield* router.get(
       "/trading/ws/events",
       Effect.gen(function* () {
@@ -101,6 +103,10 @@ export const EventsRoute = HttpApiBuilder.Router.use((router) =>
         }
         // Subscribe first, then replay: nothing appended in between is missed, and seqs already sent are skipped.
         const reader = yield* journal.reader(capacity)
+        yield* Effect.acquireRelease(
+          Effect.sync(() => metrics.eventsClients.inc()),
+          () => Effect.sync(() => metrics.eventsClients.inc([], -1))
+        )
         let last = Number(sinceText)
         const stream = Effect.gen(function* () {
           for (;;) {

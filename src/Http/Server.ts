@@ -7,7 +7,7 @@ import { createServer, type Server, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 import { Api } from "./Api.ts"
 import { ApiError } from "../Domain/Errors.ts"
-import { bodyGuard, MAX_HEADER_BYTES } from "./BodyGuard.ts"
+import { bodyGuard, MAX_BODY_BYTES, MAX_HEADER_BYTES } from "./BodyGuard.ts"
 import { ErrorMiddleware } from "./Errors.ts"
 import { EventsRoute } from "./Events.ts"
 import { MarketsRoute } from "./Markets.ts"
@@ -15,6 +15,7 @@ import { UiRoute } from "./Ui.ts"
 import { BucketsLive } from "./Buckets/Http.ts"
 import { DeskLive } from "./Desk/Http.ts"
 import { MetaLive } from "./Meta/Http.ts"
+import { MetricsLive } from "./Metrics/Http.ts"
 import { redact } from "./Redact.ts"
 import { AuthorizationLive } from "./Security.ts"
 import { TradingLive } from "./Trading/Http.ts"
@@ -22,7 +23,7 @@ import { VenuesLive } from "./Venues/Http.ts"
 
 /** The API with its handlers; needs the seams the handlers use. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([MetaLive, VenuesLive, TradingLive, DeskLive, BucketsLive]),
+  Layer.provide([MetaLive, VenuesLive, TradingLive, DeskLive, BucketsLive, MetricsLive]),
   Layer.provide(AuthorizationLive)
 )
 
@@ -63,18 +64,58 @@ const accessLog = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
 /** The HTTP app served on whatever `HttpServer` is provided (a real port, or a test server). */
 export const HttpServeLive = HttpApiBuilder.serve((app) => accessLog(bodyGuard(app))).pipe(Layer.provide(HttpAppLive))
 
-/** The error body of a request Node's parser refused before the app saw it. */
-const parserRefusal = (code: string | undefined): ApiError => {
-  const refuse = (status: number, message: string, field: string, retryable = false) =>
+/** A request line's shape: a method token, a target, a version; what a parser refusal is judged by. */
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+)(?: |\r?\n|$)/
+
+/** The first line of the bytes Node's parser stopped in (it keeps the packet on the error). */
+const firstLine = (raw: Buffer | undefined): { readonly text: string; readonly ended: boolean } => {
+  if (raw === undefined) return { text: "", ended: false }
+  const text = raw.subarray(0, MAX_HEADER_BYTES + 2).toString("latin1")
+  const end = text.indexOf("\n")
+  return { text: end < 0 ? text : text.slice(0, end), ended: end >= 0 }
+}
+
+/**
+ * The error body of a request Node's parser refused before the app saw it: 400 for a request it cannot read, 501 for
+ * a method no route has, 505 for an HTTP version other than 1.x, 414 for a target past the header limit, 431 for
+ * headers past it, 413 for a body whose length cannot be held, 408 for one that did not arrive in time.
+ */
+export const parserRefusal = (code: string | undefined, raw?: Buffer, message = ""): ApiError => {
+  const refuse = (
+    status: number,
+    message: string,
+    field: string,
+    retryable = false,
+    errorCode: ApiError["code"] = "validation_error"
+  ) =>
     new ApiError({
       status,
-      code: "validation_error",
+      code: errorCode,
       message,
       details: { venue: null, retryable, errors: [{ field, message }] }
     })
+  const line = firstLine(raw)
+  const shaped = REQUEST_LINE.exec(line.text)
   switch (code) {
     case "HPE_HEADER_OVERFLOW":
-      return refuse(431, `the request line and headers are larger than ${MAX_HEADER_BYTES} bytes`, "headers")
+      return shaped !== null && (!line.ended || line.text.length > MAX_HEADER_BYTES / 2)
+        ? refuse(414, `the request target is longer than the ${MAX_HEADER_BYTES}-byte header limit allows`, "url")
+        : refuse(431, `the request line and headers are larger than ${MAX_HEADER_BYTES} bytes`, "headers")
+    case "HPE_INVALID_METHOD":
+      return shaped !== null && /^[A-Z][A-Z0-9_-]*$/.test(shaped[1]!)
+        ? refuse(501, `method ${shaped[1]} is not supported`, "method", false, "not_supported")
+        : refuse(400, "malformed HTTP request line", "request")
+    case "HPE_INVALID_VERSION":
+      return refuse(505, "only HTTP/1.0 and HTTP/1.1 are served", "version")
+    case "HPE_INVALID_CONTENT_LENGTH":
+    case "HPE_UNEXPECTED_CONTENT_LENGTH":
+      return /overflow/i.test(message)
+        ? refuse(413, `the body is larger than ${MAX_BODY_BYTES} bytes`, "body")
+        : refuse(400, "malformed or repeated Content-Length", "content-length")
+    case "HPE_INVALID_CHUNK_SIZE":
+    case "HPE_INVALID_EOF_STATE":
+    case "HPE_STRICT":
+      return refuse(400, `malformed chunked body (${code})`, "body")
     case "ERR_HTTP_REQUEST_TIMEOUT":
     case "ERR_HTTP_HEADERS_TIMEOUT":
       return refuse(408, "the request did not arrive in time", "request", true)
@@ -87,13 +128,16 @@ const parserRefusal = (code: string | undefined): ApiError => {
  * Node's parser answers a request it cannot parse (a bad request line, headers past the limit) by itself, with an
  * empty body; this writes the error body instead, then closes the connection.
  */
-export const onClientError = (error: Error & { readonly code?: string }, socket: Duplex): void => {
+export const onClientError = (
+  error: Error & { readonly code?: string; readonly rawPacket?: Buffer; readonly reason?: string },
+  socket: Duplex
+): void => {
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
   if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent === true) {
     socket.destroy()
     return
   }
-  const refusal = parserRefusal(error.code)
+  const refusal = parserRefusal(error.code, error.rawPacket, error.message)
   const body = JSON.stringify(refusal.body)
   socket.end(
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? "Error"}\r\n` +

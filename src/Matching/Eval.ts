@@ -1,6 +1,6 @@
 /** The matcher's evaluation over labelled pairs: one line per case, then precision, recall and refusals. */
 import type { Market } from "../Domain/Market.ts"
-import { type Answer, MatchIndex, type RulesVerdict, type SideMap } from "./Matcher.ts"
+import { type Answer, type Doubt, MatchIndex, type RulesVerdict, type SideMap, type Verdict } from "./Matcher.ts"
 import type { Listing } from "./Proposition.ts"
 
 /** A catalog record (`venue, native_id, title, yes_label?, rules?, close_time?, event_ticker?`) as a listing. */
@@ -53,6 +53,8 @@ export interface Case {
   readonly b: Listing | null
   readonly relation: Relation
   readonly sideMap: SideMap | null
+  /** The kind of question or mistake the case tests (`scope`, `deadline`, `near_complement`, …), when labelled. */
+  readonly kind?: string | undefined
 }
 
 /** Parses the labelled pairs file. */
@@ -68,21 +70,30 @@ export const parsePairs = (text: string): Array<Case> =>
       if (a === undefined || !["same", "inverse", "none", "crypto_updown"].includes(relation))
         throw new Error(`pairs line ${i + 1}: needs a and a relation`)
       const sm = r["side_map"] as SideMap | null | undefined
-      return { id: String(r["id"]), a, b, relation, sideMap: sm ?? null }
+      const kind = typeof r["kind"] === "string" ? r["kind"] : undefined
+      return { id: String(r["id"]), a, b, relation, sideMap: sm ?? null, kind }
     })
 
 export interface CaseLine {
   readonly id: string
   readonly anchor: string
+  readonly verdict: Verdict
+  /** The match; set only when the verdict is `matched`. */
   readonly matched: string | null
   readonly side_map: SideMap | null
+  /** The candidate a person should judge; set only when the verdict is `uncertain`. */
+  readonly candidate: string | null
+  /** Why the verdict is `uncertain`. */
+  readonly reasons: ReadonlyArray<Doubt>
   readonly rules: RulesVerdict | null
   readonly relation: Relation
+  readonly kind: string | null
   /**
-   * `tp` a right match, `fp` a wrong one, `fn` a missed one, `tn` rightly none, `unlabelled` a match on a `none` row to
-   * a market the pairs file says nothing about.
+   * `tp` a right match, `fp` a wrong one, `fn` a missed one (none found), `tn` rightly none, `uncertain` a candidate
+   * left to a person (neither a hit nor a false match), `unlabelled` a match on a `none` row to a market the pairs file
+   * says nothing about.
    */
-  readonly outcome: "tp" | "fp" | "fn" | "tn" | "unlabelled"
+  readonly outcome: "tp" | "fp" | "fn" | "tn" | "uncertain" | "unlabelled"
   readonly side_map_ok: boolean | null
   readonly reason: string | null
 }
@@ -93,7 +104,12 @@ export interface Counts {
   fp: number
   fn: number
   tn: number
+  uncertain: number
   unlabelled: number
+  /** tp ÷ (tp + fp) of the matches made on these rows; null when none was made. */
+  precision?: number | null
+  /** Rows whose labelled `b` was matched ÷ `same`/`inverse` rows; null when there are none. */
+  recall?: number | null
 }
 
 export interface Summary {
@@ -108,11 +124,35 @@ export interface Summary {
   readonly side_map_accuracy: number | null
   readonly crypto_refused: number
   readonly crypto_cases: number
+  /** Cases answered `uncertain`: counted apart, neither a hit nor a false match. */
+  readonly uncertain: number
   readonly relations: Record<string, Counts>
+  /** The same counts by the kind of question or mistake each case is labelled with. */
+  readonly kinds: Record<string, Counts>
 }
 
 const idOf = (l: Listing) => `${l.venue}:${l.nativeId}`
 const round = (x: number) => Number(x.toFixed(4))
+const emptyCounts = (): Counts => ({ cases: 0, tp: 0, fp: 0, fn: 0, tn: 0, uncertain: 0, unlabelled: 0 })
+
+/** Each group's counts with its precision and recall. */
+const withRates = (
+  groups: Record<string, Counts>,
+  found: ReadonlyMap<Counts, number>,
+  positives: ReadonlyMap<Counts, number>
+): Record<string, Counts> => {
+  const out: Record<string, Counts> = {}
+  for (const key of Object.keys(groups).sort()) {
+    const c = groups[key]!
+    const p = positives.get(c) ?? 0
+    out[key] = {
+      ...c,
+      precision: c.tp + c.fp === 0 ? null : round(c.tp / (c.tp + c.fp)),
+      recall: p === 0 ? null : round((found.get(c) ?? 0) / p)
+    }
+  }
+  return out
+}
 
 /**
  * Runs every case's `a` through the matcher. On a `same` or `inverse` row the match must be `b`; on a `none` row it
@@ -133,6 +173,10 @@ export const evaluate = (
   }
   const lines: Array<CaseLine> = []
   const relations: Record<string, Counts> = {}
+  const kinds: Record<string, Counts> = {}
+  const found_ = new Map<Counts, number>()
+  const positives_ = new Map<Counts, number>()
+  let uncertain = 0
   let correct = 0
   let wrong = 0
   let unlabelled = 0
@@ -152,9 +196,10 @@ export const evaluate = (
       sideMapOk = label.yes === answer.matched!.side_map.yes && label.no === answer.matched!.side_map.no
       if (sideMapOk) sideOk += 1
     }
-    if (c.relation === "same" || c.relation === "inverse") {
+    const positive = c.relation === "same" || c.relation === "inverse"
+    const hit = positive && c.b !== null && matched === idOf(c.b)
+    if (positive) {
       positives += 1
-      const hit = c.b !== null && matched === idOf(c.b)
       if (hit) found += 1
       outcome = hit ? "tp" : matched === null ? "fn" : label !== undefined ? "tp" : "fp"
     } else if (c.relation === "crypto_updown") {
@@ -172,19 +217,31 @@ export const evaluate = (
               ? "tp"
               : "unlabelled"
     }
+    if (matched === null && answer.verdict === "uncertain") outcome = "uncertain"
+    if (outcome === "uncertain") uncertain += 1
     if (outcome === "tp" && matched !== null) correct += 1
     if (outcome === "fp") wrong += 1
     if (outcome === "unlabelled") unlabelled += 1
-    const r = (relations[c.relation] ??= { cases: 0, tp: 0, fp: 0, fn: 0, tn: 0, unlabelled: 0 })
-    r.cases += 1
-    r[outcome] += 1
+    for (const r of [
+      (relations[c.relation] ??= emptyCounts()),
+      ...(c.kind === undefined ? [] : [(kinds[c.kind] ??= emptyCounts())])
+    ]) {
+      r.cases += 1
+      r[outcome] += 1
+      if (positive) positives_.set(r, (positives_.get(r) ?? 0) + 1)
+      if (hit) found_.set(r, (found_.get(r) ?? 0) + 1)
+    }
     lines.push({
       id: c.id,
       anchor,
+      verdict: answer.verdict ?? (matched === null ? "none" : "matched"),
       matched,
       side_map: answer.matched?.side_map ?? null,
+      candidate: answer.candidate?.id ?? null,
+      reasons: answer.reasons ?? [],
       rules: answer.explain.rules,
       relation: c.relation,
+      kind: c.kind ?? null,
       outcome,
       side_map_ok: sideMapOk,
       reason: answer.explain.reason
@@ -204,7 +261,9 @@ export const evaluate = (
       side_map_accuracy: correct === 0 ? null : round(sideOk / correct),
       crypto_refused: refused,
       crypto_cases: crypto,
-      relations
+      uncertain,
+      relations: withRates(relations, found_, positives_),
+      kinds: withRates(kinds, found_, positives_)
     }
   }
 }

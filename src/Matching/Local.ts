@@ -40,7 +40,8 @@ export const makeLocalMatcher = (gateway: VenueGateway["Type"], options: LocalMa
       Effect.catchAll((error) =>
         Effect.gen(function* () {
           failedAt.set(venueId, yield* Clock.currentTimeMillis)
-          yield* Effect.logWarning(`matching: the catalog of ${venueId} did not load (${String(error)})`)
+          // Offline, or a venue down: no warning on every start; matches are answered without that venue meanwhile.
+          yield* Effect.logDebug(`matching: the catalog of ${venueId} did not load (${String(error)})`)
         })
       )
     )

@@ -3,11 +3,30 @@
  * markets match only when their propositions are the same one, stated the same way round or as complements.
  */
 import { distance } from "fastest-levenshtein"
-import { hasTime, type Listing, parse, type Proposition, type Quantity, type When } from "./Proposition.ts"
-import { GENERIC } from "./Text.ts"
+import {
+  decimal,
+  hasTime,
+  type Listing,
+  millionths,
+  parse,
+  type Proposition,
+  type Quantity,
+  type When
+} from "./Proposition.ts"
+import { GENERIC, normalize, rewrite, words } from "./Text.ts"
 
 export type Sides = "same" | "inverse"
-export type Dimension = "settlement_source" | "time" | "boundary"
+/** What two markets' rules can disagree on, or leave unread. */
+export type Dimension = "settlement_source" | "time" | "boundary" | "scope"
+/** `matched`: the same question or its exact complement; `uncertain`: a candidate a person must judge; `none`. */
+export type Verdict = "matched" | "uncertain" | "none"
+
+/** One reason a candidate is uncertain: the dimension, whether it differs or could not be read, and in words. */
+export interface Doubt {
+  readonly dimension: Dimension | "tie" | "subject"
+  readonly status: "differs" | "unread" | "close"
+  readonly reason: string
+}
 
 export interface SideMap {
   readonly yes: "yes" | "no"
@@ -21,6 +40,8 @@ export const FLIPPED: SideMap = { yes: "no", no: "yes" }
 export interface RulesVerdict {
   readonly verdict: "same" | "differs" | "unknown"
   readonly differs: ReadonlyArray<Dimension>
+  /** Dimensions one market's rules state and the other's do not. */
+  readonly unread?: ReadonlyArray<Dimension>
 }
 
 export interface Explain {
@@ -35,7 +56,18 @@ export interface Explain {
 export interface Answer {
   readonly anchor: string
   readonly event_id: string
+  readonly verdict: Verdict
+  /** Set only when the verdict is `matched`. */
   readonly matched: { readonly id: string; readonly venue: string; readonly side_map: SideMap } | null
+  /** Set only when the verdict is `uncertain`: the market a person should judge, with the side_map it would take. */
+  readonly candidate: {
+    readonly id: string
+    readonly venue: string
+    readonly side_map: SideMap
+    readonly score: number
+  } | null
+  /** Why the verdict is `uncertain`: the dimensions that differ or could not be read, or a close runner-up. */
+  readonly reasons: ReadonlyArray<Doubt>
   readonly explain: Explain
 }
 
@@ -59,29 +91,124 @@ interface Entry {
 }
 
 const idOf = (l: Listing) => `${l.venue}:${l.nativeId}`
+const round = (x: number) => Number(x.toFixed(4))
 
-type Compat = { readonly ok: true; readonly sides: Sides } | { readonly ok: false; readonly reason: string }
+type Scored = {
+  readonly e: Entry
+  readonly score: number
+  readonly sides: Sides
+  readonly doubts: ReadonlyArray<Doubt>
+}
+
+/** Two candidates' rules must differ this much in likeness to the anchor's for the rules to settle a tie. */
+export const TIE_RULES_MARGIN = 0.1
+
+const rulesCache = new WeakMap<Entry, ReadonlyArray<string>>()
+/** The content words of a market's rules text, for settling ties. */
+const rulesWords = (e: Entry): ReadonlyArray<string> => {
+  let w = rulesCache.get(e)
+  if (w === undefined) {
+    w = e.listing.rules === undefined ? [] : [...new Set(words(rewrite(normalize(e.listing.rules.slice(0, 1200)))))]
+    rulesCache.set(e, w)
+  }
+  return w
+}
+
+type Compat =
+  | { readonly ok: true; readonly sides: Sides; readonly doubts: ReadonlyArray<Doubt> }
+  | { readonly ok: false; readonly reason: string }
 
 const DIRECTION: Readonly<Record<string, "up" | "down">> = { gt: "up", ge: "up", lt: "down", le: "down" }
-const INCLUSIVE: Readonly<Record<string, boolean>> = { gt: false, ge: true, lt: false, le: true }
 
-/** How two thresholds or brackets relate: the same, complements (up to the boundary), or different. */
-export const compareQuantities = (
-  a: Quantity | null,
-  b: Quantity | null
-):
-  | { readonly ok: true; readonly sides: Sides; readonly exact: boolean }
-  | { readonly ok: false; readonly reason: string } => {
+/** How two thresholds relate: the same, exact complements, unsure at the boundary, or different. */
+export type QuantityRelation =
+  | { readonly ok: true; readonly sides: Sides; readonly exact: boolean; readonly unsure?: string }
+  | { readonly ok: false; readonly reason: string }
+
+const M = (s: string) => millionths(s, 1n)
+
+/** A one-sided threshold as the closed bound it is on a figure published in steps of `step`: `> 3.0` is `≥ 3.1`. */
+const closed = (c: string, v: bigint, step: bigint | undefined): { dir: "up" | "down"; v: bigint; closed: boolean } => {
+  const dir = DIRECTION[c]!
+  if (c === "ge" || c === "le") return { dir, v, closed: true }
+  if (step === undefined) return { dir, v, closed: false }
+  return { dir, v: c === "gt" ? v + step : v - step, closed: true }
+}
+
+/**
+ * How two thresholds or brackets relate. `step` is the figure's published precision when known: then strict and
+ * inclusive bounds are compared as the closed bounds they are on that figure ("above 3.0%" = "at least 3.1%" on a
+ * figure published to one decimal; "fewer than 5" = "4 or fewer" on a count). A complement must be exact: `< x` and
+ * `≥ x`, `≤ x` and `> x`; "fewer than N" and "more than N" both say NO at N and are not complements. Bounds one
+ * written step apart are the same or complements only if the figure is published in that step: unsure without it.
+ */
+export const compareQuantities = (a: Quantity | null, b: Quantity | null, step?: string): QuantityRelation => {
   if (a === null && b === null) return { ok: true, sides: "same", exact: true }
   if (a === null || b === null) return { ok: false, reason: "threshold: only one states one" }
   if (a.unit !== b.unit && a.unit !== "" && b.unit !== "") return { ok: false, reason: "threshold: other unit" }
-  if (a.low !== b.low || (a.high ?? "") !== (b.high ?? "")) return { ok: false, reason: "threshold: other value" }
-  if (a.comparator === b.comparator) return { ok: true, sides: "same", exact: true }
+  if (a.comparator === b.comparator && a.low === b.low && (a.high ?? "") === (b.high ?? ""))
+    return { ok: true, sides: "same", exact: true }
   const da = DIRECTION[a.comparator]
   const db = DIRECTION[b.comparator]
-  if (da === undefined || db === undefined) return { ok: false, reason: "comparator: other kind" }
-  if (da === db) return { ok: false, reason: "boundary: at-or vs strictly at the same threshold" }
-  return { ok: true, sides: "inverse", exact: INCLUSIVE[a.comparator] !== INCLUSIVE[b.comparator] }
+  if (da === undefined || db === undefined) {
+    if (a.comparator !== b.comparator) return { ok: false, reason: "comparator: other kind" }
+    return { ok: false, reason: "threshold: other value" }
+  }
+  const s = step === undefined ? undefined : M(step)
+  const ca = closed(a.comparator, M(a.low), s)
+  const cb = closed(b.comparator, M(b.low), s)
+  // one written step: the least significant digit of the two thresholds as written
+  const written = 10n ** BigInt(6 - Math.min(6, Math.max(a.decimals ?? 0, b.decimals ?? 0)))
+  if (da === db) {
+    if (ca.closed && cb.closed) {
+      if (ca.v === cb.v) return { ok: true, sides: "same", exact: true }
+      return { ok: false, reason: "threshold: other value" }
+    }
+    // one strict bound: the same only if the other sits one published step past it
+    const [strict, other] = ca.closed ? [b, a] : [a, b]
+    const past = strict.comparator === "gt" ? M(strict.low) + written : M(strict.low) - written
+    if (
+      DIRECTION[strict.comparator] === DIRECTION[other.comparator] &&
+      closed(other.comparator, M(other.low), undefined).closed &&
+      M(other.low) === past
+    )
+      return {
+        ok: true,
+        sides: "same",
+        exact: false,
+        unsure: `boundary: the same only if the figure is published in steps of ${decimal(written)}`
+      }
+    if (!ca.closed && !cb.closed && ca.v === cb.v) return { ok: true, sides: "same", exact: true }
+    if (ca.v === cb.v) return { ok: false, reason: "boundary: at-or vs strictly at the same threshold" }
+    return { ok: false, reason: "threshold: other value" }
+  }
+  // opposite directions: a complement needs the two bounds to meet with no gap and no overlap
+  const up = da === "up" ? ca : cb
+  const down = da === "up" ? cb : ca
+  const upQ = da === "up" ? a : b
+  const downQ = da === "up" ? b : a
+  if (M(upQ.low) === M(downQ.low)) {
+    // one strict, one inclusive at one value: exact complements; both strict say NO there, both inclusive YES
+    const strictUp = upQ.comparator === "gt"
+    const strictDown = downQ.comparator === "lt"
+    if (strictUp !== strictDown) return { ok: true, sides: "inverse", exact: true }
+    return {
+      ok: true,
+      sides: "inverse",
+      exact: false,
+      unsure: `boundary: both say ${strictUp ? "NO" : "YES"} at the threshold, not complements`
+    }
+  }
+  if (up.closed && down.closed && s !== undefined && down.v + s === up.v)
+    return { ok: true, sides: "inverse", exact: true }
+  if (s === undefined && up.closed && down.closed && down.v + written === up.v)
+    return {
+      ok: true,
+      sides: "inverse",
+      exact: false,
+      unsure: `boundary: complements only if the figure is published in steps of ${decimal(written)}`
+    }
+  return { ok: false, reason: "threshold: other value" }
 }
 
 const sameSet = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
@@ -137,12 +264,20 @@ const timesAgree = (a: Proposition, b: Proposition): string | undefined => {
   return undefined
 }
 
-/** The hard checks: kind, keys, threshold, time, source. Subjects are scored apart. */
+/** The step of the figure both markets are read against: one stated by either, when they do not disagree. */
+const stepOf = (a: Proposition, b: Proposition): string | undefined =>
+  a.step !== undefined && b.step !== undefined ? (a.step === b.step ? a.step : undefined) : (a.step ?? b.step)
+
+/**
+ * Whether two markets can be one question. Kind, key tokens, threshold value, title times and a title's named source
+ * must agree (else no match); what the rules texts say of time, scope, settlement source and the boundary is read
+ * by `rulesVerdict`, and each of those that differs or cannot be read is a doubt: the pair is at most `uncertain`.
+ */
 export const compatible = (a: Proposition, b: Proposition): Compat => {
   if (a.kind === "updown" || b.kind === "updown") return { ok: false, reason: "crypto up-or-down: never matched" }
   if (a.kind !== b.kind) return { ok: false, reason: `kind: ${a.kind} vs ${b.kind}` }
   if (!sameSet(a.keys, b.keys)) return { ok: false, reason: "outcome or competition differs" }
-  const q = compareQuantities(a.quantity, b.quantity)
+  const q = compareQuantities(a.quantity, b.quantity, stepOf(a, b))
   if (!q.ok) return q
   const time = timesAgree(a, b)
   if (time !== undefined) return { ok: false, reason: time }
@@ -152,35 +287,70 @@ export const compatible = (a: Proposition, b: Proposition): Compat => {
     return { ok: false, reason: "settlement source differs" }
   if (b.source.length > 0 && named(a).length > 0 && !b.source.some((s) => named(a).includes(s)))
     return { ok: false, reason: "settlement source differs" }
+  const doubts: Array<Doubt> = []
   if (a.kind === "price") {
     // each venue settles an asset's price on its own reference: only the same named source is the same question
-    const sa = [...a.source, ...a.rules.source]
-    const sb = [...b.source, ...b.rules.source]
-    if (sa.length === 0 || sb.length === 0) return { ok: false, reason: "price: settlement source not stated" }
-    if (!sa.some((s) => sb.includes(s))) return { ok: false, reason: "price: settlement source differs" }
+    const sa = named(a)
+    const sb = named(b)
+    if (sa.length > 0 && sb.length > 0 && !sa.some((s) => sb.includes(s)))
+      return { ok: false, reason: "price: settlement source differs" }
+    if (sa.length === 0 || sb.length === 0)
+      doubts.push({
+        dimension: "settlement_source",
+        status: "unread",
+        reason: "price: a settlement source is not stated"
+      })
   }
+  const verdict = rulesVerdict(a, b)
+  for (const d of verdict.differs) doubts.push({ dimension: d, status: "differs", reason: differsReason(d, a, b, q) })
+  let sides = q.sides
   if (a.kind === "h2h" && a.sides !== undefined && b.sides !== undefined && a.winner !== undefined) {
     const o = (x: ReadonlyArray<string>, y: ReadonlyArray<string>) => x.filter((t) => y.includes(t)).length
     const straight = o(a.sides[0], b.sides[0]) + o(a.sides[1], b.sides[1])
     const crossed = o(a.sides[0], b.sides[1]) + o(a.sides[1], b.sides[0])
     if (straight === crossed) return { ok: false, reason: "head-to-head: sides do not line up" }
     const aligned = straight > crossed ? a.winner : ((1 - a.winner) as 0 | 1)
-    return { ok: true, sides: aligned === b.winner ? q.sides : q.sides === "same" ? "inverse" : "same" }
+    sides = aligned === b.winner ? q.sides : q.sides === "same" ? "inverse" : "same"
   }
-  return { ok: true, sides: q.sides }
+  return { ok: true, sides, doubts }
 }
 
-/** The `rules` verdict: settlement source, time and boundary as the rules texts state them. */
+const differsReason = (d: Dimension, a: Proposition, b: Proposition, q: QuantityRelation): string => {
+  switch (d) {
+    case "time":
+      return `time: the rules' deadlines are ${a.rules.deadline ?? "unstated"} and ${b.rules.deadline ?? "unstated"} (exclusive)`
+    case "scope":
+      return `scope: ${a.rules.scope.join(", ") || "unstated"} against ${b.rules.scope.join(", ") || "unstated"}`
+    case "settlement_source":
+      return `settlement source: ${[...a.source, ...a.rules.source].join(", ")} against ${[...b.source, ...b.rules.source].join(", ")}`
+    case "boundary":
+      return q.ok && q.unsure !== undefined ? q.unsure : "boundary: not an exact complement"
+  }
+}
+
+/** Scopes that cannot both hold: whoever holds an office next against the winner of an election, interim counted or not. */
+const scopeDiffers = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
+  const has = (x: ReadonlyArray<string>, s: string) => x.includes(s)
+  if ((has(a, "interim") && has(b, "no_interim")) || (has(a, "no_interim") && has(b, "interim"))) return true
+  if ((has(a, "succession") && has(b, "election")) || (has(a, "election") && has(b, "succession"))) return true
+  if ((has(a, "succession") && has(b, "no_interim")) || (has(a, "no_interim") && has(b, "succession"))) return true
+  return false
+}
+
+/**
+ * The `rules` verdict: settlement source, time, scope and boundary as the rules texts state them. A deadline is
+ * what the rules say, never the market's close time.
+ */
 export const rulesVerdict = (a: Proposition, b: Proposition): RulesVerdict => {
   const differs: Array<Dimension> = []
   const sa = [...a.source, ...a.rules.source]
   const sb = [...b.source, ...b.rules.source]
   if (sa.length > 0 && sb.length > 0 && !sa.some((s) => sb.includes(s))) differs.push("settlement_source")
-  const wa = a.rules.when
-  const wb = b.rules.when
-  if (wa !== null && wb !== null && hasTime(wa) && hasTime(wb) && compareTimes(wa, wb) !== undefined)
-    differs.push("time")
-  const q = compareQuantities(a.quantity, b.quantity)
+  const da = a.rules.deadline
+  const db = b.rules.deadline
+  if (da !== undefined && db !== undefined && !sameDay(da, db)) differs.push("time")
+  if (scopeDiffers(a.rules.scope, b.rules.scope)) differs.push("scope")
+  const q = compareQuantities(a.quantity, b.quantity, stepOf(a, b))
   if (q.ok && !q.exact) differs.push("boundary")
   if (differs.length > 0) return { verdict: "differs", differs }
   return { verdict: a.rules.present && b.rules.present ? "same" : "unknown", differs }
@@ -385,7 +555,6 @@ export class MatchIndex {
 
   /** The best compatible entry on other venues (or one), with the runner-up's score; or why there is none. */
   private best(entry: Entry, target: string | undefined) {
-    type Scored = { e: Entry; score: number; sides: Sides }
     let top: Scored | undefined
     let second: Scored | undefined
     let reason = "no market on another venue asks this question"
@@ -399,7 +568,7 @@ export class MatchIndex {
           if (nearest === undefined || score > nearest.score) nearest = { score, why: compat.reason }
           continue
         }
-        const s: Scored = { e: c, score, sides: compat.sides }
+        const s: Scored = { e: c, score, sides: compat.sides, doubts: compat.doubts }
         if (top === undefined || score > top.score || (score === top.score && c.id < top.e.id)) {
           second = top
           top = s
@@ -409,6 +578,22 @@ export class MatchIndex {
     if (nearest !== undefined && nearest.score >= MIN_SCORE && (top === undefined || nearest.score > top.score))
       reason = `nearest market differs: ${nearest.why}`
     return { top, second, reason }
+  }
+
+  /**
+   * Of two candidates close in score, the one the rules texts settle: the one with no doubts against one with some,
+   * else the one whose rules read clearly closer to the anchor's (wording, source, dates). Undefined: not settled.
+   */
+  private settleTie(entry: Entry, x: Scored, y: Scored): Scored | undefined {
+    if (x.doubts.length === 0 && y.doubts.length > 0) return x
+    if (y.doubts.length === 0 && x.doubts.length > 0) return y
+    const r = rulesWords(entry)
+    if (r.length === 0) return undefined
+    const rx = this.similarity(r, rulesWords(x.e))
+    const ry = this.similarity(r, rulesWords(y.e))
+    if (rx - ry >= TIE_RULES_MARGIN) return x
+    if (ry - rx >= TIE_RULES_MARGIN) return y
+    return undefined
   }
 
   /** The match of a market held by the index; undefined when it holds no such id. */
@@ -430,7 +615,10 @@ export class MatchIndex {
     const none = (reason: string, matched: Proposition | null = null, score: number | null = null): Answer => ({
       anchor: entry.id,
       event_id: entry.listing.eventId ?? entry.id,
+      verdict: "none",
       matched: null,
+      candidate: null,
+      reasons: [],
       explain: { anchor: entry.prop, matched, score, rules: null, reason }
     })
     if (entry.prop.kind === "updown") return none("crypto up-or-down: each venue sets its own price to beat")
@@ -438,11 +626,12 @@ export class MatchIndex {
     const second = best.second
     let top = best.top
     if (top === undefined) return none(best.reason)
-    let score = Number(top.score.toFixed(4))
-    if (top.score < MIN_SCORE) return none(`closest subject too far (${score})`, top.e.prop, score)
+    if (top.score < MIN_SCORE)
+      return none(`closest subject too far (${round(top.score)})`, top.e.prop, round(top.score))
+    const doubts: Array<Doubt> = [...top.doubts]
     if (second !== undefined && second.e.listing.venue === top.e.listing.venue && top.score - second.score < MARGIN) {
       // the two sides of one game listed there, one stated as we state it and one as its complement, both answer
-      // the question: the one stated the same way is taken; any other tie is unsure
+      // the question: the one stated the same way is taken; any other tie is settled by the rules texts, or unsure
       const event = top.e.listing.eventId
       const sides =
         top.e.prop.kind === "h2h" &&
@@ -450,25 +639,51 @@ export class MatchIndex {
         event !== undefined &&
         second.e.listing.eventId === event &&
         top.sides !== second.sides
-      if (!sides) return none(`unsure: ${second.e.id} is as close`, top.e.prop, score)
-      top = top.sides === "same" ? top : second
-      score = Number(top.score.toFixed(4))
+      if (sides) top = top.sides === "same" ? top : second
+      else {
+        const settled = this.settleTie(entry, top, second)
+        if (settled === undefined) {
+          doubts.push({
+            dimension: "tie",
+            status: "close",
+            reason: `${second.e.id} is as close (${round(second.score)})`
+          })
+        } else {
+          top = settled
+          doubts.splice(0, doubts.length, ...settled.doubts)
+        }
+      }
     }
     // the answer must see the anchor as its own best match on the anchor's venue
     const back = this.best(top.e, entry.listing.venue).top
-    if (back !== undefined && back.e.id !== entry.id && back.score > top.score)
-      return none(`${top.e.id} is closer to ${back.e.id}`, top.e.prop, score)
+    if (back !== undefined && back.e.id !== entry.id && back.score > top.score) {
+      const theirs = this.settleTie(top.e, back, { e: entry, score: top.score, sides: top.sides, doubts: top.doubts })
+      if (theirs === undefined || theirs.e.id !== entry.id)
+        doubts.push({ dimension: "tie", status: "close", reason: `${top.e.id} is closer to ${back.e.id}` })
+    }
+    const score = round(top.score)
+    const sideMap = top.sides === "same" ? SAME : FLIPPED
+    const rules = rulesVerdict(entry.prop, top.e.prop)
+    const explain = { anchor: entry.prop, matched: top.e.prop, score, rules, reason: null }
+    const eventId = entry.listing.eventId ?? top.e.listing.eventId ?? entry.id
+    if (doubts.length > 0)
+      return {
+        anchor: entry.id,
+        event_id: eventId,
+        verdict: "uncertain",
+        matched: null,
+        candidate: { id: top.e.id, venue: top.e.listing.venue, side_map: sideMap, score },
+        reasons: doubts,
+        explain: { ...explain, reason: `uncertain: ${doubts.map((d) => d.reason).join("; ")}` }
+      }
     return {
       anchor: entry.id,
-      event_id: entry.listing.eventId ?? top.e.listing.eventId ?? entry.id,
-      matched: { id: top.e.id, venue: top.e.listing.venue, side_map: top.sides === "same" ? SAME : FLIPPED },
-      explain: {
-        anchor: entry.prop,
-        matched: top.e.prop,
-        score,
-        rules: rulesVerdict(entry.prop, top.e.prop),
-        reason: null
-      }
+      event_id: eventId,
+      verdict: "matched",
+      matched: { id: top.e.id, venue: top.e.listing.venue, side_map: sideMap },
+      candidate: null,
+      reasons: [],
+      explain
     }
   }
 }

@@ -32,6 +32,8 @@ export interface Quantity {
   readonly high?: string
   /** `%`, `$`, `bps`, `deg`, or `` when the text names no unit. */
   readonly unit: string
+  /** Decimal places the threshold is written with (the most of its two ends). */
+  readonly decimals: number
 }
 
 /** When the proposition is decided. Days are `MM-DD` with an optional `YYYY-` in front; deadlines exclusive. */
@@ -70,7 +72,19 @@ export interface Proposition {
     /** The times the rules name (their condition's, else the first in the text). */
     readonly when: When | null
     readonly quantity: Quantity | null
+    /**
+     * The deadline of the rules' condition (exclusive `YYYY-MM-DD` or `MM-DD`): the condition's own when the text
+     * has one ("…, then the market resolves to Yes", "resolve to Yes if …"), else the first the text names.
+     */
+    readonly deadline?: string | undefined
+    /** What counts, as the rules bound it: `election` (the winner of a vote), `succession` (whoever holds it next, interim included), `no_interim`, `interim`. */
+    readonly scope: ReadonlyArray<string>
   }
+  /**
+   * The step of the figure a threshold is read against (`"0.1"`, `"1"`), when it is known: stated by the rules
+   * ("rounded to one decimal place"), a whole count, or a figure published to a fixed precision.
+   */
+  readonly step?: string | undefined
 }
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -107,6 +121,9 @@ const DATE_RE = new RegExp(
   "g"
 )
 
+/** "between January 15 and December 31, 2025": a window whose end is the deadline. */
+const BETWEEN_DATES = new RegExp(`\\bbetween (${MONTH}(?:\\s+\\d{1,2})?(?:,?\\s+\\d{4})?) and (?=${MONTH})`, "g")
+
 interface Extracted {
   day?: string
   month?: string
@@ -124,6 +141,10 @@ const extractWhen = (text: string): { when: Extracted; rest: string } => {
     return { when, rest: text }
   let rest = text
     .replace(/\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b(?:\s?(?:et|est|edt|utc|pt))?/g, " ")
+    // "on or before D" and "by 11:59 PM on D" are deadlines; "between D1 and D2" ends with D2
+    .replace(/\bon or before\b/g, "by")
+    .replace(/\b(by|before)\s+,?\s*on\b/g, "$1")
+    .replace(BETWEEN_DATES, "from $1 through ")
     .replace(/\bfirst (\d+) days\b/g, (_m, n: string) => {
       when.periods.push(`first${n}days`)
       return " "
@@ -175,6 +196,12 @@ const extractWhen = (text: string): { when: Extracted; rest: string } => {
     return " "
   })
   rest = rest
+    .replace(/\b(?:in|during) (20\d\d) or (20\d\d)\b/g, (_m, y1: string, y2: string) => {
+      when.deadline ??= `${Math.max(Number(y1), Number(y2)) + 1}-01-01`
+      when.years.push(y1, y2)
+      when.found = true
+      return " "
+    })
     .replace(
       /\b((?:before|by|until) (?:the )?end of|before|by|in|during|through)\s+(20\d\d)\b/g,
       (_m, p: string, y: string) => {
@@ -208,14 +235,14 @@ const SCALE: Readonly<Record<string, bigint>> = {
 }
 
 /** Integer millionths as a canonical decimal string: no exponent, no trailing zeros. */
-const decimal = (v: bigint): string => {
+export const decimal = (v: bigint): string => {
   const whole = v / 1_000_000n
   const frac = (v % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "")
   return frac === "" ? whole.toString() : `${whole}.${frac}`
 }
 
 /** A decimal as integer millionths, exact (no binary floating point). */
-const millionths = (digits: string, scale: bigint): bigint => {
+export const millionths = (digits: string, scale: bigint): bigint => {
   const [whole = "0", frac = ""] = digits.replace(/,/g, "").split(".")
   const f = (frac + "000000").slice(0, 6)
   return (BigInt(whole === "" ? "0" : whole) * 1_000_000n + BigInt(f)) * scale
@@ -224,6 +251,7 @@ const millionths = (digits: string, scale: bigint): bigint => {
 interface Num {
   readonly value: bigint
   readonly unit: string
+  readonly decimals: number
 }
 
 const readNumber = (text: string): Num | undefined => {
@@ -236,7 +264,8 @@ const readNumber = (text: string): Num | undefined => {
   else if (unitWord === "bps" || unitWord === "basis points") unit = "bps"
   else if (unitWord !== undefined && (unitWord.startsWith("°") || unitWord === "degrees")) unit = "deg"
   else if (unitWord === "cents") unit = "cents"
-  return { value: millionths(digits!, scale === undefined ? 1n : SCALE[scale]!), unit }
+  const decimals = scale === undefined ? (digits!.split(".")[1]?.length ?? 0) : 0
+  return { value: millionths(digits!, scale === undefined ? 1n : SCALE[scale]!), unit, decimals }
 }
 
 const CMP: ReadonlyArray<readonly [RegExp, Comparator]> = [
@@ -246,7 +275,18 @@ const CMP: ReadonlyArray<readonly [RegExp, Comparator]> = [
     new RegExp(`\\b(?:dips? (?:to|below)|falls? (?:to|below)|drops? (?:to|below)|sinks? (?:to|below))\\s(${NUM})`),
     "dip"
   ],
-  [new RegExp(`(?:less than or equal to|at most|no more than|not more than|≤|<=)\\s?(${NUM})`), "le"],
+  [
+    new RegExp(
+      `(?:less than or equal to|equal to or (?:less|lower|fewer) than|at or (?:below|under|less than|lower than)|at most|no more than|not more than|no higher than|≤|<=)\\s?(${NUM})`
+    ),
+    "le"
+  ],
+  [
+    new RegExp(
+      `(?:greater than or equal to|more than or equal to|equal to or (?:greater|more|higher) than|at or (?:above|over|more than|higher than)|no lower than)\\s?(${NUM})`
+    ),
+    "ge"
+  ],
   [new RegExp(`(${NUM}) or (?:less|below|lower|fewer|under)\\b`), "le"],
   [new RegExp(`(?:greater than or equal to|at least|no less than|not less than|≥|>=)\\s?(${NUM})`), "ge"],
   [new RegExp(`(${NUM}) or (?:more|above|higher|greater|over)\\b`), "ge"],
@@ -281,9 +321,11 @@ const extractQuantity = (text: string): { quantity: Quantity | null; rest: strin
       const [a, b] = nums
       if (a === undefined || b === undefined || b.value <= a.value) continue
       const unit = a.unit || b.unit
-      return { quantity: { comparator, low: decimal(a.value), high: decimal(b.value), unit }, rest }
+      const decimals = Math.max(a.decimals, b.decimals)
+      return { quantity: { comparator, low: decimal(a.value), high: decimal(b.value), unit, decimals }, rest }
     }
-    return { quantity: { comparator, low: decimal(nums[0]!.value), unit: nums[0]!.unit }, rest }
+    const n = nums[0]!
+    return { quantity: { comparator, low: decimal(n.value), unit: n.unit, decimals: n.decimals }, rest }
   }
   return { quantity: null, rest: text }
 }
@@ -320,8 +362,70 @@ const sourcesOf = (text: string): Array<string> => {
 const ruleClause = (rules: string): string | undefined => {
   const kalshi = /^\s*if (.+?),? then the market resolves to yes/.exec(rules)
   if (kalshi !== null) return kalshi[1]
-  const other = /resolve to 'yes'? ?,? if (.+?)(?:\.\s|\. ?$|$)/.exec(rules.replace(/["\u201c\u201d]/g, "'"))
+  const other = /resolve to '?yes'? ?,? if (.+?)(?:\.\s|\. ?$|$)/.exec(rules.replace(/["\u201c\u201d]/g, "'"))
   return other?.[1]
+}
+
+/**
+ * What counts toward YES where an office changes hands: the winner of an election, or whoever holds it next
+ * (an interim or acting holder included unless the rules exclude one).
+ */
+const scopeOf = (title: string, rules: string): Array<string> => {
+  const text = `${title} ${rules}`
+  const out: Array<string> = []
+  const interim = /\b(?:interim|acting|caretaker)\b/.exec(text)
+  if (interim !== null) {
+    const near = text.slice(Math.max(0, interim.index - 80), interim.index + 120)
+    const excluded = /\b(?:not|never|no|excluding|excludes?|except)\b/.test(near)
+    out.push(excluded ? "no_interim" : "interim")
+  }
+  const election =
+    /\b(?:following|after) the (?:[a-z]+ )?elections?\b|\bwins? (?:the |this )?(?:[a-z0-9]+ ){0,3}elections?\b|\bwinner of the (?:[a-z0-9]+ ){0,3}elections?\b|\belected\b|\belection winner\b/.test(
+      text
+    )
+  if (election) out.push("election")
+  else if (
+    /\bnext (?:[a-z]+ ){0,2}(?:prime minister|president|leader|chancellor|premier|pope|ceo|chair(?:man)?|governor|mayor|speaker|head|secretary[- ]general|supreme leader)\b|\bsuccessors?\b|\bsucceeds?\b/.test(
+      text
+    )
+  )
+    out.push("succession")
+  return out
+}
+
+const COUNT_NOUNS =
+  /\b(?:how many|launch(?:es)?|deportations?|seats|tweets|posts|goals|touchdowns|home runs|strikeouts|medals|wins|games|times|bills|executive orders|orders|storms|hurricanes|earthquakes|visits|countries|states|senators|members|votes|cases|deaths|flights|episodes|appearances|mentions|nominations|vetoes|pardons|strikes|points)\b/
+const ONE_DECIMAL =
+  /\bunemployment rate\b|\bu-?3\b|\bcpi\b|\bconsumer price index\b|\binflation\b|\bgdp\b|\bcore pce\b|\bpce\b|\bapproval rating\b/
+const PLACES: Readonly<Record<string, string>> = {
+  one: "0.1",
+  "1": "0.1",
+  two: "0.01",
+  "2": "0.01",
+  three: "0.001",
+  "3": "0.001",
+  tenth: "0.1",
+  hundredth: "0.01",
+  thousandth: "0.001"
+}
+
+/** The step of the figure a market's threshold is read against, when the rules, the figure or the count fix it. */
+const stepOf = (title: string, rules: string, q: Quantity | null): string | undefined => {
+  if (q === null || q.comparator === "reach" || q.comparator === "dip") return undefined
+  const stated =
+    /\brounded (?:to|at) (?:the nearest )?(one|two|three|1|2|3) decimal/.exec(rules) ??
+    /\b(?:to|at) (one|two|three|1|2|3) decimal places?\b/.exec(rules) ??
+    /\b(one|two|three|1|2|3)[- ]decimal[- ]places?\b/.exec(rules) ??
+    /\bnearest (tenth|hundredth|thousandth)\b/.exec(rules)
+  if (stated !== null) return PLACES[stated[1]!]
+  if (/\bnearest (?:whole number|integer)\b|\bwhole number\b/.test(rules)) return "1"
+  const text = `${title} ${rules.slice(0, 400)}`
+  if (/\bpercentage points?\b/.test(text)) return undefined
+  const oneDecimal = ONE_DECIMAL.test(text) && !/\bnowcast\b|\bgdpnow\b/.test(text)
+  if ((q.unit === "%" || q.unit === "") && q.decimals <= 1 && oneDecimal) return "0.1"
+  if (q.unit === "" && q.decimals === 0 && (COUNT_NOUNS.test(title) || COUNT_NOUNS.test(rules.slice(0, 300))))
+    return "1"
+  return undefined
 }
 
 const PLAIN_LABELS = new Set(["", "yes", "no", "up", "down", "over", "under", "true", "false"])
@@ -434,20 +538,25 @@ export const parse = (listing: Listing): Proposition => {
     if (rules !== undefined) return rules
     const text = fromRules === undefined ? "" : normalize(fromRules)
     let w = rulesWhen
+    let deadline = rulesWhen?.deadline
     if (text !== "") {
       // the condition's times when it has them, else the first the text names (dates need no phrase rewriting)
       const all = extractWhen(text).when
       if (w === undefined || !w.found) w = all
+      if (clause === undefined) deadline = all.deadline
       for (const p of all.periods) if (p.startsWith("fy") && !w.periods.includes(p)) w.periods.push(p)
     }
     rules = {
       present: text !== "",
       source: sourcesOf(text),
       when: w === undefined ? null : whenOf(w),
-      quantity: rulesQuantity
+      quantity: rulesQuantity,
+      ...(deadline === undefined ? {} : { deadline }),
+      scope: scopeOf(title, text)
     }
     return rules
   }
+  const step = stepOf(title, rulesHead, quantity)
   const base = {
     kind,
     subject: subject.filter((t) => !isKey(t)),
@@ -455,6 +564,7 @@ export const parse = (listing: Listing): Proposition => {
     quantity,
     when: whenOf(when),
     source: sourcesOf(title),
+    ...(step === undefined ? {} : { step }),
     ...(sides === undefined || winner === undefined ? {} : { sides, winner })
   }
   return Object.defineProperty(base, "rules", { enumerable: true, get: readRules }) as unknown as Proposition

@@ -7,7 +7,9 @@ import {
   type EventMatchResult,
   MatchingClient,
   type MatchResult,
-  serviceApiKey
+  serviceApiKey,
+  type SideMap,
+  verdictOf
 } from "../Services/MatchingClient.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { parseVenueList, servedVenuesLayer, simVenueCountFrom } from "../Venues/Venues.ts"
@@ -54,9 +56,19 @@ export const describeMatch = (answer: MatchResult): string => {
     rules?: { verdict: string; differs: ReadonlyArray<string> } | null
     reason?: string | null
   }
-  if (answer.matched === null) return `${answer.anchor}: no match${explain.reason ? ` (${explain.reason})` : ""}`
+  const sidesOf = (m: SideMap) => (m.yes === "yes" ? "same sides (yes→yes, no→no)" : "flipped (yes→no, no→yes)")
+  const verdict = verdictOf(answer)
+  if (verdict === "uncertain" && answer.candidate !== undefined && answer.candidate !== null) {
+    const reasons = (answer.reasons ?? []).map((r) => `  - ${r.dimension} ${r.status}: ${r.reason}`)
+    return [
+      `${answer.anchor}: uncertain → ${answer.candidate.id} would be ${sidesOf(answer.candidate.side_map)}; judge before trading:`,
+      ...reasons
+    ].join("\n")
+  }
+  if (answer.matched === null || verdict !== "matched")
+    return `${answer.anchor}: no match${explain.reason ? ` (${explain.reason})` : ""}`
   const { id, side_map } = answer.matched
-  const sides = side_map.yes === "yes" ? "same sides (yes→yes, no→no)" : "flipped (yes→no, no→yes)"
+  const sides = sidesOf(side_map)
   const rules =
     explain.rules === undefined || explain.rules === null
       ? ""

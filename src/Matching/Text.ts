@@ -1,5 +1,6 @@
 /** Text of market questions made comparable: normalised characters, canonical phrases, stemmed content words. */
 import { stemmer } from "stemmer"
+import { applyAliases } from "./Aliases.ts"
 
 /** Lower case, accents and typographic quotes removed, `&` spelled out, spaces collapsed. */
 export const normalize = (text: string): string =>
@@ -7,6 +8,14 @@ export const normalize = (text: string): string =>
     .normalize("NFKD")
     .replace(/[\u0300-\u036f]/g, "")
     .toLowerCase()
+    .replace(/[łŀ]/g, "l")
+    .replace(/ø/g, "o")
+    .replace(/ß/g, "ss")
+    .replace(/æ/g, "ae")
+    .replace(/œ/g, "oe")
+    .replace(/[đð]/g, "d")
+    .replace(/ı/g, "i")
+    .replace(/þ/g, "th")
     .replace(/[\u2018\u2019\u201b`]/g, "'")
     .replace(/[\u201c\u201d"*]/g, " ")
     .replace(/[\u2013\u2014]/g, "-")
@@ -75,12 +84,12 @@ const PHRASES: ReadonlyArray<readonly [RegExp, string, ReadonlyArray<string>]> =
     ["no change", "hold", "pause", "maintain", "keep"]
   ],
   [
-    /\b(?:cuts?|decreases?|lowers?|reduces?)(?= (?:interest )?rates?\b| by \d| >?\d+ ?(?:bps|basis points)\b)/g,
+    /\b(?:cuts?|decreases?|lowers?|reduces?)(?= (?:interest )?rates?\b| by \d[\d.,]* ?(?:bps|basis points)\b| >?\d+ ?(?:bps|basis points)\b)/g,
     " k_cut ",
     ["cut", "decrease", "lower", "reduce"]
   ],
   [
-    /\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d| >?\d+ ?(?:bps|basis points)\b)/g,
+    /\b(?:hikes?|increases?|raises?)(?= (?:interest )?rates?\b| by \d[\d.,]* ?(?:bps|basis points)\b| >?\d+ ?(?:bps|basis points)\b)/g,
     " k_hike ",
     ["hike", "increase", "raise"]
   ],
@@ -253,7 +262,21 @@ const STOP = new Set(
 )
 
 /** Words kept but weighed little: they say what kind of question it is, not which one. */
-export const GENERIC = new Set(["win", "elect", "president", "us", "vote", "trump", "donald"])
+export const GENERIC = new Set([
+  "win",
+  "elect",
+  "president",
+  "us",
+  "vote",
+  "trump",
+  "donald",
+  // verbs of change: a measure rises or increases, the same question either way
+  "increas",
+  "rise",
+  "grow",
+  "fall",
+  "drop"
+])
 
 const AWARD =
   /\bbest ((?:(?:supporting|lead|leading|original|adapted|animated|international|foreign|visual|sound|costume|production|makeup|documentary|short|live action) )*(?:picture|actor|actress|director|screenplay|feature(?: film)?|film|song|score|documentary|cinematography|editing|effects|design|mixing))\b/g
@@ -271,7 +294,7 @@ const stemOf = (word: string): string => {
 
 /** Rewrites the phrases that name one thing several ways to one token each. */
 export const rewrite = (normalized: string): string => {
-  let text = ` ${normalized} `
+  let text = ` ${applyAliases(normalized)} `
   for (const [re, to, hints] of PHRASES) if (hints.some((h) => text.includes(h))) text = text.replace(re, to)
   // an award's category is what is won: "Best Picture" is never "Best Adapted Screenplay"
   if (text.includes("best "))

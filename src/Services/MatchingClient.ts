@@ -6,15 +6,50 @@ import { apiKey } from "../Hosted/Config.ts"
 import type { MatchIndex } from "../Matching/Matcher.ts"
 
 export const SideMap = Schema.Struct({ yes: Schema.Literal("yes", "no"), no: Schema.Literal("yes", "no") })
+export type SideMap = typeof SideMap.Type
+
+/** One reason a match is `uncertain`: the dimension, whether it differs or could not be read, in words. */
+export const MatchDoubt = Schema.Struct({
+  dimension: Schema.String,
+  status: Schema.Literal("differs", "unread", "close"),
+  reason: Schema.String
+}).annotations({ identifier: "MatchDoubt" })
 
 export const MatchResult = Schema.Struct({
   anchor: Schema.String,
   event_id: Schema.String,
+  /**
+   * `matched` (the same question or its exact complement: `matched` holds it), `uncertain` (`candidate` and `reasons`
+   * say what a person must judge), `none`. Absent from older matchers: then `matched` decides.
+   */
+  verdict: Schema.optional(Schema.Literal("matched", "uncertain", "none")),
+  /** Set only when the verdict is `matched`: the one answer a bucket may be built on. */
   matched: Schema.NullOr(Schema.Struct({ id: Schema.String, venue: Schema.String, side_map: SideMap })),
+  /** Set only when the verdict is `uncertain`: the market to judge, with the side_map it would take. */
+  candidate: Schema.optional(
+    Schema.NullOr(
+      Schema.Struct({
+        id: Schema.String,
+        venue: Schema.String,
+        side_map: SideMap,
+        score: Schema.optional(Schema.Number)
+      })
+    )
+  ),
+  /** Why the verdict is `uncertain`: the dimensions that differ or could not be read. */
+  reasons: Schema.optional(Schema.Array(MatchDoubt)),
   /** Beyond the interface: the two parsed propositions, the rules verdict, or why there is no match. */
   explain: Schema.optional(Schema.Unknown)
 }).annotations({ identifier: "MatchResult" })
 export type MatchResult = typeof MatchResult.Type
+
+/** The verdict of an answer: its own, or from `matched` for a matcher that does not say one. */
+export const verdictOf = (answer: MatchResult): "matched" | "uncertain" | "none" =>
+  answer.verdict ?? (answer.matched === null ? "none" : "matched")
+
+/** The market a bucket may be built on: an answer's match when, and only when, its verdict is `matched`. */
+export const matchedOnly = (answer: MatchResult | undefined): MatchResult["matched"] =>
+  answer === undefined || verdictOf(answer) !== "matched" ? null : answer.matched
 
 /** The markets of other venues that match an event's markets, by venue (null: none on that venue). */
 export const EventMatchResult = Schema.Struct({
@@ -124,7 +159,12 @@ export class MatchingClient extends Context.Tag("crossbook/MatchingClient")<
           targetVenue === undefined || venueOf(other) === targetVenue
             ? { id: other, venue: venueOf(other), side_map: sideMap }
             : null
-        return Effect.succeed({ anchor: id, event_id: pair.eventId, matched })
+        return Effect.succeed({
+          anchor: id,
+          event_id: pair.eventId,
+          verdict: matched === null ? ("none" as const) : ("matched" as const),
+          matched
+        })
       },
       event: (id) => {
         const found = find(id)

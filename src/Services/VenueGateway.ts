@@ -151,6 +151,12 @@ export interface Venue {
     clientOrderId: string,
     request?: PlaceOrderRequest
   ) => Effect.Effect<VenueOrder | undefined, VenueError>
+  /**
+   * The venue answers over a network (Kalshi, Polymarket): its calls may be slow, lost or ambiguous, so the desk
+   * sends them in the account's lane outside its own lock, bounds them, and gives its orders client ids that never
+   * repeat. Unset for a venue that answers in process (sim, paper, a tape).
+   */
+  readonly remote?: boolean
   /** A queue of everything the venue reports from now on, for as long as the scope lasts. */
   readonly subscribe: Effect.Effect<Queue.Dequeue<VenueEvent>, never, Scope.Scope>
 

@@ -5,7 +5,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { ApiError, type FieldError } from "../Domain/Errors.ts"
 import type { Market } from "../Domain/Market.ts"
-import type { MatchingClient } from "../Services/MatchingClient.ts"
+import { matchedOnly, type MatchingClient, verdictOf } from "../Services/MatchingClient.ts"
 import { OrderStore, type StoredBucket } from "../Services/OrderStore.ts"
 import { VenueGateway, venueAccount } from "../Services/VenueGateway.ts"
 import { Desk } from "./Desk.ts"
@@ -181,9 +181,17 @@ export class Buckets extends Context.Tag("crossbook/Buckets")<
                   })
               )
             )
-            const matched = found?.matched ?? null
+            // a bucket is built on a `matched` verdict only: an uncertain candidate is for a person to judge
+            const matched = matchedOnly(found)
             if (matched === null) {
-              return yield* Effect.fail(ApiError.notFound(`no market on another venue asks what ${marketId} asks`))
+              const doubts = found !== undefined && verdictOf(found) === "uncertain" ? (found.reasons ?? []) : []
+              return yield* Effect.fail(
+                ApiError.notFound(
+                  found !== undefined && verdictOf(found) === "uncertain"
+                    ? `the match of ${marketId} is uncertain (${found.candidate?.id ?? "no candidate"}: ${doubts.map((d) => d.reason).join("; ") || "unsure"}); a bucket needs a matched verdict`
+                    : `no market on another venue asks what ${marketId} asks`
+                )
+              )
             }
             return yield* create(
               {

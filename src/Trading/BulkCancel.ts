@@ -45,7 +45,11 @@ export const cancelWanted = (c: BulkCancelling) =>
         const now = yield* Clock.currentTimeMillis
         for (const order of wanted) {
           const current = c.lookup(order.id) ?? order
-          if (TERMINAL.has(current.status)) continue
+          // The venue's own report of the cancel may have been applied already (a remote venue's stream runs on).
+          if (TERMINAL.has(current.status)) {
+            if (current.status === "canceled") count++
+            continue
+          }
           yield* c.setOrder(
             {
               ...current,

@@ -1,4 +1,5 @@
 /** The trading desk: plain orders on the venues, fills into the ledger, risk rules, halts, and the journal. */
+import { randomBytes } from "node:crypto"
 import { Clock, Context, Effect, Layer, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
@@ -10,6 +11,7 @@ import { OrderStore } from "../Services/OrderStore.ts"
 import {
   isPaperAccount,
   PAPER,
+  type StreamStatus,
   type Venue,
   type VenueEvent,
   type VenueOrder,
@@ -25,6 +27,11 @@ import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, posi
 import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
 import { cancelWanted } from "./BulkCancel.ts"
 import { reconcile } from "./Reconcile.ts"
+import { InFlight } from "./InFlight.ts"
+import { makeLanes } from "./Lanes.ts"
+import { DEFAULT_OUTCOME, type OutcomeConfig, settleOne, settleUnknown } from "./Outcome.ts"
+import { recordOf, type SyncRecord, type Syncing, syncVenue } from "./VenueSync.ts"
+import { amendRemote, boundedVenue, cancelRemote, placeRemote, type RemoteDesk, requestOf } from "./Remote.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
 
 export interface PlaceInput {
@@ -96,7 +103,16 @@ export interface DeskConfig {
   readonly startingCash: F.Fixed
   /** Cash each paper account (`<venue>:paper`) starts with; `startingCash` when not given. */
   readonly paperCash?: F.Fixed
+  /** How long a placement on a remote venue waits for its answer before its outcome is unknown (default 15 s). */
+  readonly placementTimeoutMs?: number
+  /** How orders of unknown outcome are looked up (see `OutcomeConfig`). */
+  readonly outcome?: Partial<OutcomeConfig>
+  /** How often remote venues' orders and fills are read back to find drift (default a minute). */
+  readonly reconcileEveryMs?: number
 }
+
+/** The setting that keeps the prefix of this home's venue client ids, made once at random. */
+const CLIENT_PREFIX = "venue_client_prefix"
 
 const validation = (field: string, message: string) => ApiError.field(field, message)
 
@@ -118,6 +134,17 @@ const makeDesk = (config: DeskConfig) =>
     const store = yield* OrderStore
     const journal = yield* Journal
     const serialized = makeLock()
+    const lanes = makeLanes(yield* Effect.scope)
+    const inflight = new InFlight()
+    const remote = (handle: Venue | undefined) => handle?.remote === true
+    const anyRemote = gateway.handles.some(remote)
+    /** Venues whose record is to be read back soon, and why. */
+    const syncWanted = new Map<string, string>()
+    const syncSignal = yield* Queue.sliding<void>(1)
+    const wantSync = (venue: string, why: string) => {
+      if (!syncWanted.has(venue)) syncWanted.set(venue, why)
+      Queue.unsafeOffer(syncSignal, undefined)
+    }
 
     const openStatuses = OPEN_STATUSES
     const memory = new Held()
@@ -173,6 +200,13 @@ const makeDesk = (config: DeskConfig) =>
         })),
         settings: [{ key: "ledger_replay", value: null, ts: 0 }]
       })
+    }
+    // Orders on a remote venue carry client ids that never repeat: this home's prefix, then the order's id. A new or
+    // wiped database makes a new prefix, so ids of an older home on the same account are never sent again.
+    let clientPrefix = (yield* store.getSetting(CLIENT_PREFIX)) as string | undefined
+    if (clientPrefix === undefined && anyRemote) {
+      clientPrefix = `cb${randomBytes(8).toString("hex").slice(0, 10)}`
+      yield* store.write({ settings: [{ key: CLIENT_PREFIX, value: clientPrefix, ts: 0 }] })
     }
     halt = (yield* store.getSetting("halt")) as HaltState | undefined
     risk = ((yield* store.getSetting("risk")) as RiskRecord | undefined) ?? risk
@@ -339,16 +373,86 @@ const makeDesk = (config: DeskConfig) =>
       applySnapshot
     })
 
+    /** The order a venue client id of this home names (a remote venue's report may name only that). */
+    const byVenueClientId = (clientOrderId: string): Order | undefined =>
+      clientPrefix !== undefined && clientOrderId.startsWith(`${clientPrefix}-`)
+        ? lookup(clientOrderId.slice(clientPrefix.length + 1))
+        : undefined
+
+    /**
+     * A remote venue's reports that name an order whose placement is unanswered are held for it (applied once, after
+     * the answer); stream changes become events and reads back. Answers what is applied now.
+     */
+    const route = (handle: Venue, events: ReadonlyArray<VenueEvent>, now: number): Array<VenueEvent> => {
+      const venue = handle.info.id
+      const now_: Array<VenueEvent> = []
+      for (const e of events) {
+        if (e._tag === "Stream") {
+          streamNews.push({ venue, event: e })
+          continue
+        }
+        if (e._tag !== "Fill" && e._tag !== "FillReversed" && e._tag !== "Order") {
+          now_.push(e)
+          continue
+        }
+        const venueOrderId = e._tag === "Order" ? e.order.venueOrderId : e.fill.venueOrderId
+        if (memory.byVenue(venue, venueOrderId) !== undefined) {
+          now_.push(e)
+          continue
+        }
+        const named = byVenueClientId(e._tag === "Order" ? e.order.clientOrderId : e.fill.clientOrderId)
+        if (named !== undefined && named.venueOrderId === null && !TERMINAL.has(named.status)) {
+          inflight.hold(named.id, e)
+          continue
+        }
+        if (inflight.waitingOn(venue)) {
+          inflight.orphan(venue, venueOrderId, e, now)
+          continue
+        }
+        now_.push(e)
+      }
+      return now_
+    }
+    /** Stream changes seen by `route`, written as events (and answered with a read back) once the batch is applied. */
+    const streamNews: Array<{ venue: string; event: VenueEvent & { _tag: "Stream" } }> = []
+    const streamEntries = Effect.suspend(() => {
+      if (streamNews.length === 0) return Effect.void
+      const news = streamNews.splice(0)
+      const entries: Array<JournalEntry> = news.map(({ venue, event }) => ({
+        ts: event.ts,
+        kind: event.state === "stale" ? "venue.stream_stale" : "venue.stream_resumed",
+        key: venue,
+        payload: {
+          venue,
+          channel: event.channel,
+          state: event.state,
+          last_message_age_ms: event.lastMessageAgeMs
+        }
+      }))
+      for (const { venue, event } of news) if (event.state === "resync") wantSync(venue, "stream_resync")
+      return emit(entries)
+    })
+
     // One subscription per trading handle (each venue, and its paper handle); events are applied under the lock, in
     // the handle's order.
     for (const handle of gateway.handles) {
       const queue = yield* handle.subscribe
       const own = appliedBy(handle.accounts.length === 1 && handle.accounts[0] === PAPER)
+      const isRemote = remote(handle)
       yield* Effect.forkScoped(
         Effect.forever(
           Effect.flatMap(Queue.take(queue), (first) =>
             serialized(
-              Effect.flatMap(Queue.takeAll(queue), (rest) => applyEvents(own, handle.info.id, [first, ...rest]))
+              Effect.flatMap(Queue.takeAll(queue), (rest) =>
+                isRemote
+                  ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                      Effect.zipRight(
+                        applyEvents(own, handle.info.id, route(handle, [first, ...rest], now)),
+                        streamEntries
+                      )
+                    )
+                  : applyEvents(own, handle.info.id, [first, ...rest])
+              )
             )
           )
         )
@@ -413,6 +517,7 @@ const makeDesk = (config: DeskConfig) =>
         counter += 1
         return `o_${String(counter).padStart(6, "0")}`
       },
+      venueClientId: (trading, id) => (remote(trading) && clientPrefix !== undefined ? `${clientPrefix}-${id}` : id),
       bookOf,
       markOf,
       pnlToday,
@@ -431,6 +536,8 @@ const makeDesk = (config: DeskConfig) =>
     })
     // Run uninterruptibly (see `place` below): the flag set here is cleared by the `ensuring` that follows at once.
     const place = Effect.fnUntraced(function* (input: PlaceInput, actor: string) {
+      // A remote venue's order leaves the lock for its lane; an engine's child is answered as written ahead.
+      if (onRemote(input.account)) return yield* placeRemote(remoteDesk, input, actor, input.parentId === undefined)
       placements += 1
       const exit = yield* Effect.exit(
         serialized(
@@ -447,6 +554,131 @@ const makeDesk = (config: DeskConfig) =>
 
     const changing: Changing = { memory, tradingOf, orderOr404, applyAnswer, applySnapshot }
     const cancelOne = (order: Order) => cancelAtVenue(changing, order)
+
+    const remoteDesk: RemoteDesk = {
+      placing,
+      memory,
+      inflight,
+      lanes,
+      serialized,
+      timeoutMs: config.placementTimeoutMs ?? 15_000,
+      needsBook: () => risk.rules.price_collar !== null,
+      bookOf,
+      setOrder,
+      applyEvents: (venue, events) => applyEvents(appliedBy(false), venue, events),
+      // Only the answer is applied under the lock; the venue call is made outside it.
+      changing: {
+        memory,
+        tradingOf: (account) =>
+          Effect.map(tradingOf(account), (venue) => boundedVenue(venue, config.placementTimeoutMs ?? 15_000)),
+        orderOr404,
+        applyAnswer: (venue, answer) => serialized(applyAnswer(venue, answer)),
+        applySnapshot: (order, snapshot) =>
+          serialized(Effect.suspend(() => applySnapshot(memory.lookup(order.id) ?? order, snapshot)))
+      },
+      tradingOf
+    }
+    /** Whether an account trades on a remote venue (its orders go through lanes). */
+    const onRemote = (account: string) => !isPaperAccount(account) && remote(gateway.trading(account))
+    /** A plain order on a remote venue (an engine's parent is the engine's to cancel). */
+    const remoteOrder = (order: Order) => order.heldBy === "venue" && onRemote(accountId(order.account))
+
+    /** Cancels one order wherever it is: in its lane on a remote venue, under the lock elsewhere. */
+    const cancelAnywhere = (order: Order, wait: boolean) =>
+      remoteOrder(order)
+        ? cancelRemote(remoteDesk, order.id, order, wait)
+        : serialized(Effect.suspend(() => cancelOne(memory.lookup(order.id) ?? order)))
+
+    // Orders whose answer was lost are looked up until their venue says; venues' records are read back on a schedule.
+    const outcome: OutcomeConfig = { ...DEFAULT_OUTCOME, ...config.outcome }
+    const syncRecords = new Map<string, SyncRecord>()
+    const settling = {
+      r: remoteDesk,
+      config: outcome,
+      tradingOf: (account: string) => gateway.trading(account),
+      emit,
+      drift: (
+        venue: string,
+        account: string,
+        ts: number,
+        found: ReadonlyArray<Record<string, unknown>>
+      ): JournalEntry => ({
+        ts,
+        kind: "venue.drift",
+        key: venue,
+        payload: { venue, account, why: "unknown_outcome", found }
+      })
+    }
+    const syncing: Syncing = {
+      serialized,
+      find: applied.find,
+      byVenueClientId,
+      hasFill: applied.hasFill,
+      applyEvents: remoteDesk.applyEvents,
+      applySnapshot,
+      liveOrders: () => memory.liveOrders(),
+      settleUnknown: (id: string) =>
+        Effect.suspend(() => {
+          const u = inflight.unknown.get(id)
+          return u === undefined ? Effect.void : settleOne(settling, u)
+        }),
+      getWatermark: (venue) =>
+        Effect.map(store.getSetting(`venue_fills_through:${venue}`), (v) => (typeof v === "number" ? v : undefined)),
+      setWatermark: (venue, ts) => store.write({ settings: [{ key: `venue_fills_through:${venue}`, value: ts, ts }] }),
+      emit,
+      records: syncRecords
+    }
+
+    if (anyRemote) {
+      // Orders a previous run left with an unknown outcome are looked up again from the start.
+      for (const order of memory.liveOrders()) {
+        if (!remoteOrder(order) || order.venueOrderId !== null || order.info["outcome"] !== "unknown") continue
+        inflight.unknown.set(order.id, {
+          id: order.id,
+          account: accountId(order.account),
+          venue: order.venue,
+          request: requestOf(order),
+          sentAt: order.createdAt,
+          absences: 0,
+          lastLookAt: 0,
+          failures: 0
+        })
+      }
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.zipRight(
+            Effect.sleep(Math.max(50, Math.min(500, outcome.firstLookMs / 2))),
+            Effect.suspend(() => (inflight.unknown.size === 0 ? Effect.void : settleUnknown(settling)))
+          )
+        )
+      )
+      const remoteHandles = gateway.handles.filter(remote)
+      for (const handle of remoteHandles) wantSync(handle.info.id, "start")
+      const every = config.reconcileEveryMs ?? 60_000
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.gen(function* () {
+            const woken = yield* Effect.raceFirst(
+              Effect.as(Queue.take(syncSignal), "asked" as const),
+              Effect.as(Effect.sleep(every), "periodic" as const)
+            )
+            const asked = new Map(syncWanted)
+            syncWanted.clear()
+            for (const handle of remoteHandles) {
+              const why = asked.get(handle.info.id) ?? (woken === "periodic" ? "periodic" : undefined)
+              if (why === undefined) continue
+              yield* syncVenue(syncing, handle, why).pipe(
+                Effect.catchAllCause((cause) =>
+                  Effect.sync(() => {
+                    recordOf(syncRecords, handle.info.id).lastError = String(cause)
+                  })
+                )
+              )
+            }
+          })
+        )
+      )
+    }
 
     return {
       place: (input: PlaceInput, actor: string) => place(input, actor).pipe(Effect.uninterruptible),
@@ -473,23 +705,56 @@ const makeDesk = (config: DeskConfig) =>
         })
         return yield* Effect.forEach(stored, (s) => withChildren(lookup(s.id) ?? (s.record as Order)))
       }),
-      cancel: (id: string) => serialized(Effect.flatMap(orderOr404(id), cancelOne)).pipe(Effect.uninterruptible),
-      cancelAll: (filter: OrderFilter) =>
-        serialized(
-          cancelWanted({
-            live: memory.liveOrders(),
-            wanted: (order) => matches(order, filter),
-            marketId: filter.marketId,
-            trading: gateway.trading,
-            cancelOne,
-            lookup,
-            setOrder
-          })
+      cancel: (id: string) =>
+        Effect.flatMap(orderOr404(id), (order) =>
+          remoteOrder(order)
+            ? cancelRemote(remoteDesk, id, order, true)
+            : serialized(Effect.flatMap(orderOr404(id), cancelOne))
         ).pipe(Effect.uninterruptible),
+      /** Pulls an engine's child: on a remote venue the cancel is queued in its lane and not waited for. */
+      cancelChild: (id: string) =>
+        Effect.flatMap(orderOr404(id), (order) => cancelAnywhere(order, false)).pipe(Effect.uninterruptible),
+      cancelAll: (filter: OrderFilter) =>
+        Effect.gen(function* () {
+          const live = memory.liveOrders().filter((o) => matches(o, filter))
+          const far = live.filter(remoteOrder)
+          // Orders still in flight are canceled as soon as their venue's id is known.
+          for (const o of far) if (o.venueOrderId === null) yield* cancelRemote(remoteDesk, o.id, o, false)
+          const atVenue = far.filter((o) => o.venueOrderId !== null)
+          const remoteCount =
+            atVenue.length === 0
+              ? 0
+              : yield* cancelWanted({
+                  live: memory.liveOrders().filter(remoteOrder),
+                  wanted: (order) => matches(order, filter),
+                  marketId: filter.marketId,
+                  trading: gateway.trading,
+                  cancelOne: (order) => cancelRemote(remoteDesk, order.id, order, true),
+                  lookup,
+                  setOrder: (order, kind) => serialized(setOrder(order, kind))
+                })
+          const nearCount = yield* serialized(
+            Effect.suspend(() =>
+              cancelWanted({
+                live: memory.liveOrders().filter((o) => !remoteOrder(o)),
+                wanted: (order) => matches(order, filter),
+                marketId: filter.marketId,
+                trading: gateway.trading,
+                cancelOne,
+                lookup,
+                setOrder
+              })
+            )
+          )
+          return remoteCount + nearCount
+        }).pipe(Effect.uninterruptible),
       amend: (
         id: string,
         changes: { price?: string | undefined; amount?: string | undefined; expiresAt?: number | undefined }
-      ) => serialized(amendAtVenue(changing, id, changes)).pipe(Effect.uninterruptible),
+      ) =>
+        Effect.flatMap(orderOr404(id), (order) =>
+          remoteOrder(order) ? amendRemote(remoteDesk, order, changes) : serialized(amendAtVenue(changing, id, changes))
+        ).pipe(Effect.uninterruptible),
       /** Every fill a filter matches, newest first (by time, then journal seq), read from the store. */
       fills: (filter: FillFilter) =>
         Effect.map(store.listFills(filter), (rows) => rows.map((row) => parseFill(row.record))),
@@ -575,16 +840,34 @@ const makeDesk = (config: DeskConfig) =>
               entries: [{ ts: now, kind: "engine.halted", key: input.scope, payload: halt }]
             })
             let canceled = 0
+            const far: Array<Order> = []
             if (input.policy === "cancel") {
               for (const order of memory.liveOrders()) {
                 if (TERMINAL.has(order.status) || (input.scope !== "*" && order.venue !== input.scope)) continue
+                if (remoteOrder(order)) {
+                  far.push(order)
+                  continue
+                }
                 const after = yield* cancelOne(order).pipe(Effect.orElseSucceed(() => order))
                 if (after.status === "canceled") canceled++
               }
             }
-            return { halt, canceled }
+            return { halt: halt!, canceled, far }
           })
-        ).pipe(Effect.uninterruptible),
+        ).pipe(
+          // Remote venues' orders are pulled in their lanes, all at once (those in flight once their id is known).
+          Effect.flatMap(({ halt, canceled, far }) =>
+            Effect.map(
+              Effect.forEach(
+                far,
+                (order) => cancelRemote(remoteDesk, order.id, order, true).pipe(Effect.orElseSucceed(() => order)),
+                { concurrency: "unbounded" }
+              ),
+              (after) => ({ halt, canceled: canceled + after.filter((o) => o.status === "canceled").length })
+            )
+          ),
+          Effect.uninterruptible
+        ),
       resume: (actor: string) =>
         serialized(
           Effect.gen(function* () {
@@ -601,6 +884,36 @@ const makeDesk = (config: DeskConfig) =>
           })
         ),
       haltState: Effect.sync(() => halt),
+      /** Per remote venue: its streams, orders in flight or of unknown outcome, its lanes, and its last reconcile. */
+      venueStates: Effect.gen(function* () {
+        const counts = inflight.counts()
+        const depths = lanes.depths()
+        const out: Record<string, VenueState> = {}
+        for (const handle of gateway.handles) {
+          if (!remote(handle)) continue
+          const id = handle.info.id
+          const sync = syncRecords.get(id)
+          out[id] = {
+            streams: handle.streams === undefined ? [] : yield* handle.streams,
+            in_flight: counts[id]?.in_flight ?? 0,
+            unknown_orders: counts[id]?.unknown ?? 0,
+            queued: Object.entries(depths)
+              .filter(([k]) => k.startsWith(`${id}:`))
+              .reduce((n, [, d]) => n + d, 0),
+            last_reconcile_at: sync?.lastAt ?? null,
+            last_reconcile_error: sync?.lastError ?? null,
+            drift: sync?.lastDrift ?? [],
+            drift_total: sync?.driftTotal ?? 0
+          }
+        }
+        return out
+      }),
+      /** Reads a remote venue's record back now (the periodic reconcile, on demand). */
+      reconcileVenue: (venue: string) =>
+        Effect.suspend(() => {
+          const handle = gateway.handles.find((h) => h.info.id === venue && remote(h))
+          return handle === undefined ? Effect.void : syncVenue(syncing, handle, "asked")
+        }),
       /** Changes of engine children, in the order they happened. */
       childUpdates,
       /** The order a client id names on an account, with whether the body digest matches the first one. */
@@ -671,6 +984,18 @@ const makeDesk = (config: DeskConfig) =>
       openOrderCount: Effect.sync(() => memory.openTotal())
     }
   })
+
+/** A remote venue's state as `GET /trading/status` shows it. */
+export interface VenueState {
+  readonly streams: ReadonlyArray<StreamStatus>
+  readonly in_flight: number
+  readonly unknown_orders: number
+  readonly queued: number
+  readonly last_reconcile_at: number | null
+  readonly last_reconcile_error: string | null
+  readonly drift: ReadonlyArray<Record<string, unknown>>
+  readonly drift_total: number
+}
 
 export const renderFill = (f: Fill) => ({
   id: f.id,

@@ -1,6 +1,8 @@
 /** The journal: every event committed with what it tells of, then handed to live readers through bounded queues. */
-import { Context, Deferred, Effect, Exit, Layer, Queue } from "effect"
+import { Context, Deferred, Effect, Exit, FiberRef, Layer, Queue } from "effect"
+import { performance } from "node:perf_hooks"
 import { type Batch, type JournalEntry, type JournalEvent, OrderStore } from "../Services/OrderStore.ts"
+import { currentTracing, tally, Telemetry, traced } from "../Telemetry/Telemetry.ts"
 
 /** A live reader: its queue, and whether it fell behind (its queue overflowed). */
 export interface Reader {
@@ -50,8 +52,10 @@ export class Journal extends Context.Tag("crossbook/Journal")<
       Journal,
       Effect.gen(function* () {
         const store = yield* OrderStore
+        const metrics = yield* Telemetry
         const readers = new Set<{ queue: Queue.Queue<JournalEvent>; overflow: boolean }>()
         const publish = (events: ReadonlyArray<JournalEvent>) => {
+          tally(metrics, events)
           for (const reader of readers) {
             if (reader.overflow) continue
             for (const event of events) {
@@ -73,16 +77,27 @@ export class Journal extends Context.Tag("crossbook/Journal")<
         let writing = false
         /** A batch written at once where the store can (a failure as the defect `write` dies of), else undefined. */
         const writtenNow = (batch: Batch): Exit.Exit<ReadonlyArray<JournalEvent>> | undefined => {
+          const started = performance.now()
           try {
             const events = store.writeNow(batch)
-            return events === undefined ? undefined : Exit.succeed(events)
+            if (events === undefined) return undefined
+            metrics.journalCommit.observe([], (performance.now() - started) / 1000)
+            return Exit.succeed(events)
           } catch (e) {
             return Exit.die(e)
           }
         }
+        /** The store's asynchronous write, timed. */
+        const written = (batch: Batch) =>
+          Effect.suspend(() => {
+            const started = performance.now()
+            return Effect.exit(store.write(batch)).pipe(
+              Effect.tap(() => metrics.journalCommit.observe([], (performance.now() - started) / 1000))
+            )
+          })
         const writeGroup = Effect.fnUntraced(function* (group: ReadonlyArray<Waiting>) {
           const batch = group.length === 1 ? group[0]!.batch : merge(group)
-          const exit = writtenNow(batch) ?? (yield* Effect.exit(store.write(batch)))
+          const exit = writtenNow(batch) ?? (yield* written(batch))
           for (const w of group) countFills(w.batch, -1)
           // Everything queued is answered with this group: a later wait has nothing to wait for (nor this failure).
           if (last !== undefined && group.includes(last)) last = undefined
@@ -153,7 +168,7 @@ export class Journal extends Context.Tag("crossbook/Journal")<
             }
             writing = true
             countFills(batch, 1)
-            return Effect.exit(store.write(batch)).pipe(
+            return written(batch).pipe(
               Effect.flatMap((exit) => {
                 countFills(batch, -1)
                 if (Exit.isSuccess(exit)) publish(exit.value)
@@ -172,8 +187,10 @@ export class Journal extends Context.Tag("crossbook/Journal")<
             const leads = !leaving ? Effect.void : options.gather ? Effect.zipRight(endOfTurn, lead) : lead
             return Effect.zipRight(leads, Effect.asVoid(Deferred.await(target.done)))
           })
+        // Decided once: with no span exported the commit is not wrapped at all.
+        const commitTraced = traced("journal.commit")
         return {
-          commit,
+          commit: (yield* FiberRef.get(currentTracing)) ? (batch) => commitTraced(commit(batch)) : commit,
           enqueue: (batch) => Effect.asVoid(push(batch)),
           flushed: flushed(true),
           flushedBy: flushed,

@@ -6,7 +6,7 @@ import type { Book, Market } from "../Domain/Market.ts"
 import { type AccountRef, accountRef, NO_TAGS, type Order, type TimeInForce, requestDigest } from "../Domain/Order.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { JournalEntry, StoredParent } from "../Services/OrderStore.ts"
-import type { Venue, VenueError, VenueOrder } from "../Services/VenueGateway.ts"
+import { type PlaceOrderRequest, type Venue, VenueError, type VenueOrder } from "../Services/VenueGateway.ts"
 import type { HaltState, PlaceInput } from "./Desk.ts"
 import type { Held } from "./Held.ts"
 import { collateral, type Fill, type Ledger } from "./Ledger.ts"
@@ -29,6 +29,8 @@ export interface Placing {
   readonly halted: (venue: string) => HaltState | undefined
   readonly rules: () => RiskRules
   readonly nextOrderId: () => string
+  /** The client id an order is known by at its venue: unique forever where the venue keeps client ids. */
+  readonly venueClientId: (trading: Venue, orderId: string) => string
   readonly bookOf: (marketId: string) => Effect.Effect<Book | undefined>
   readonly markOf: (marketId: string, book: Book | undefined) => { readonly mark: F.Fixed | null }
   readonly pnlToday: (account: string, now: number) => Effect.Effect<F.Fixed>
@@ -109,8 +111,34 @@ const withoutState = (input: PlaceInput) => {
   return asked
 }
 
-/** Checks a plain order, writes it ahead, asks its venue and stores the answer; a retry of a client id answers it. */
-export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceInput, actor: string) {
+/**
+ * What of a placement a venue answers over the network, read before the desk's lock is taken so that a slow venue
+ * holds up only its own request: the market, and the book when the price collar needs one.
+ */
+export interface PlacementReads {
+  readonly market: Market | undefined | VenueError
+  readonly book: Book | undefined
+}
+
+/** An order checked and written ahead (`pending`), with the request its venue is to be sent. */
+export interface Admitted {
+  readonly _tag: "admitted"
+  readonly pending: Order
+  readonly request: PlaceOrderRequest
+  readonly trading: Venue
+  readonly now: number
+}
+
+/**
+ * Checks a plain order and writes it ahead as `pending`; a retry of a client id answers the order it named instead
+ * (`existing`). `reads` are what was read of the venue before the lock was taken, if anything.
+ */
+export const admitOrder = Effect.fnUntraced(function* (
+  d: Placing,
+  input: PlaceInput,
+  actor: string,
+  reads?: PlacementReads
+) {
   const now = yield* Clock.currentTimeMillis
   const colon = input.marketId.indexOf(":")
   if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
@@ -132,13 +160,21 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
   if (input.clientOrderId !== undefined) {
     const existing = yield* d.findByClientId(input.account, input.clientOrderId)
     if (existing !== undefined) {
-      if (existing.digest === digest) return { order: existing.order, created: false }
+      if (existing.digest === digest) return { _tag: "existing" as const, order: existing.order }
       return yield* Effect.fail(
         validation("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
       )
     }
   }
-  const market = yield* Effect.mapError(venue.market(nativeId), fromVenueError)
+  const read = reads === undefined ? yield* Effect.either(venue.market(nativeId)) : undefined
+  const market =
+    read !== undefined
+      ? read._tag === "Left"
+        ? yield* Effect.fail(fromVenueError(read.left))
+        : read.right
+      : reads!.market instanceof VenueError
+        ? yield* Effect.fail(fromVenueError(reads!.market))
+        : reads!.market
   if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
   if (market.status !== "open") {
     return yield* Effect.fail(marketHalted(venueId, `market ${input.marketId} is ${market.status}`))
@@ -214,7 +250,10 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
   const rules = d.rules()
   // The mark is only the price collar's: the book is read for it when the collar is set (a venue that does not
   // stream the market answers a book read with a request of its own).
-  const mark = rules.price_collar === null ? null : d.markOf(input.marketId, yield* d.bookOf(input.marketId)).mark
+  const mark =
+    rules.price_collar === null
+      ? null
+      : d.markOf(input.marketId, reads === undefined ? yield* d.bookOf(input.marketId) : reads.book).mark
   const refusal = checkRisk(rules, {
     side: input.side,
     price,
@@ -240,6 +279,7 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
   }
 
   const id = d.nextOrderId()
+  const venueClientId = d.venueClientId(trading, id)
   const account: AccountRef = accountRef(input.account)
   const pending: Order = {
     id,
@@ -271,11 +311,14 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
     trader: input.trader ?? "",
     tags: input.tags ?? NO_TAGS,
     notes: input.notes ?? "",
-    info: { placed_by: actor, ...input.info },
+    info:
+      venueClientId === id
+        ? { placed_by: actor, ...input.info }
+        : { placed_by: actor, ...input.info, venue_client_order_id: venueClientId },
     venueOrderId: null
   }
-  const request = {
-    clientOrderId: id,
+  const request: PlaceOrderRequest = {
+    clientOrderId: venueClientId,
     nativeId,
     side: input.side,
     price,
@@ -287,43 +330,72 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
   }
   d.memory.name(pending, digest)
   yield* d.writeAhead(pending, input.parentState)
+  return { _tag: "admitted", pending, request, trading, now } satisfies Admitted
+})
+
+/** Checks a plain order, writes it ahead, asks its venue and stores the answer; a retry of a client id answers it. */
+export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceInput, actor: string) {
+  const admitted = yield* admitOrder(d, input, actor)
+  if (admitted._tag === "existing") return { order: admitted.order, created: false }
+  const { pending, request, trading, now } = admitted
+  const id = pending.id
   const answer = yield* trading.placeOrder(request).pipe(
     Effect.map((order) => ({ _tag: "placed" as const, order })),
     // A placement that got no answer is looked up by its client id: found, it counts; absent, it never was.
     Effect.catchIf(
       (e: VenueError) => e.kind === "timeout",
       (e) =>
-        Effect.map(trading.orderByClientId(id).pipe(Effect.orElseSucceed(() => undefined)), (found) =>
-          found === undefined
-            ? { _tag: "absent" as const, error: e }
-            : { _tag: "placed" as const, order: found, reconciled: true }
+        Effect.map(
+          trading.orderByClientId(request.clientOrderId, request).pipe(Effect.orElseSucceed(() => undefined)),
+          (found) =>
+            found === undefined
+              ? { _tag: "absent" as const, error: e }
+              : { _tag: "placed" as const, order: found, reconciled: true }
         )
     ),
     Effect.catchAll((e: VenueError) => Effect.succeed({ _tag: "refused" as const, error: e }))
   )
-  if (answer._tag !== "placed") {
-    yield* d.withdraw(pending, {
+  if (answer._tag !== "placed") return yield* refused(d, pending, now, answer.error)
+  yield* recordPlaced(d, pending, answer.order, "reconciled" in answer ? { reconciled: true } : undefined)
+  return { order: d.memory.lookup(id)!, created: true }
+})
+
+/** Removes an order written ahead that its venue refused, with its `order.rejected`, and fails with the refusal. */
+export const refused = (d: Placing, pending: Order, now: number, error: VenueError) =>
+  Effect.zipRight(
+    d.withdraw(pending, {
       ts: now,
       kind: "order.rejected",
-      key: id,
+      key: pending.id,
       payload: {
         client_order_id: pending.clientOrderId,
         market_id: pending.marketId,
-        reason: answer.error.reason,
-        kind: answer.error.kind
+        reason: error.reason,
+        kind: error.kind
       }
-    })
-    return yield* Effect.fail(fromVenueError(answer.error))
-  }
-  d.rate.note(now)
+    }),
+    Effect.fail(fromVenueError(error))
+  )
+
+/**
+ * Stores the venue's answer to a placement: the order open under the venue's id (with `info` added), then what came
+ * with the answer, then the venue's status.
+ */
+export const recordPlaced = Effect.fnUntraced(function* (
+  d: Placing,
+  pending: Order,
+  answer: VenueOrder,
+  info?: Readonly<Record<string, unknown>>
+) {
+  d.rate.note(pending.createdAt)
+  const current = d.memory.lookup(pending.id) ?? pending
   const placed: Order = {
-    ...pending,
+    ...current,
     status: "open",
-    venueOrderId: answer.order.venueOrderId,
-    info: "reconciled" in answer ? { ...pending.info, reconciled: true } : pending.info
+    venueOrderId: answer.venueOrderId,
+    info: info === undefined ? current.info : { ...current.info, ...info }
   }
   yield* d.setOrder(placed, "order.accepted")
-  yield* d.applyAnswer(venueId, answer.order)
-  yield* d.applySnapshot(d.memory.lookup(id)!, answer.order)
-  return { order: d.memory.lookup(id)!, created: true }
+  yield* d.applyAnswer(pending.venue, answer)
+  yield* d.applySnapshot(d.memory.lookup(pending.id)!, answer)
 })

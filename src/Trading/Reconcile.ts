@@ -3,6 +3,8 @@ import { type Context, Clock, Effect } from "effect"
 import { accountId, type Order, type OrderStatus } from "../Domain/Order.ts"
 import type { JournalEntry } from "../Services/OrderStore.ts"
 import type { Venue, VenueGateway, VenueOrder } from "../Services/VenueGateway.ts"
+import { sameOrder } from "./Outcome.ts"
+import { requestOf } from "./Remote.ts"
 
 /** What reconciling needs of the desk: the orders restored, its lookups and its ways to apply a venue's answer. */
 export interface Reconciling {
@@ -43,13 +45,24 @@ export const reconcile = (r: Reconciling) =>
     for (const order of r.orders) {
       if (!r.openStatuses.has(order.status) || order.heldBy !== "venue") continue
       const venue = r.gateway.trading(accountId(order.account))
+      // An order whose answer was lost is the outcome reconciler's, which allows the venue time to show it.
+      if (venue?.remote === true && order.venueOrderId === null && order.info["outcome"] === "unknown") continue
+      const request = requestOf(order)
       let found =
-        venue === undefined ? undefined : yield* venue.orderByClientId(order.id).pipe(Effect.orElseSucceed(() => null))
+        venue === undefined
+          ? undefined
+          : yield* venue.orderByClientId(request.clientOrderId, request).pipe(Effect.orElseSucceed(() => null))
       if (found === undefined && venue !== undefined && order.venueOrderId !== null) {
         const open = yield* restingOn(accountId(order.account), venue)
         found = open === null ? null : open.get(order.venueOrderId)
+        // Not resting: the venue's record of it says how it ended (filled is filled, not canceled by guess).
+        if (found === undefined && venue.orderById !== undefined) {
+          found = yield* venue.orderById(order.venueOrderId).pipe(Effect.orElseSucceed(() => null))
+        }
       }
       if (found === null) continue
+      // A venue order under this client id that is not the one sent is not adopted.
+      if (found !== undefined && order.venueOrderId === null && !sameOrder(found, request)) found = undefined
       if (order.status === "pending" && order.venueOrderId === null) {
         // A venue not served this time cannot say whether it took the order: it stays pending until one can.
         if (venue === undefined) continue

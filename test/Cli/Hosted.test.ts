@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort, spawnCrossbook } from "../../scripts/crash/serve.ts"
+import { readArrowTape } from "../../sim/ArrowTape.ts"
 import { parseTape } from "../../sim/Tape.ts"
 import { makeSimVenue } from "../../src/Venues/SimVenue.ts"
 
@@ -87,6 +88,39 @@ describe("the hosted flow on the command line", () => {
     const parsed = parseTape(readFileSync(out, "utf8"))
     expect(parsed.header.markets[0]!.id).toBe(`sim:${market}`)
     expect(parsed.events.some((e) => e.type === "snapshot")).toBe(true)
+
+    // What a person reads: times in ISO 8601, never ms since the epoch (`--json` keeps the API's ms).
+    const trades = await crossbook([
+      "history",
+      "trades",
+      "--from",
+      String(now - 3_600_000),
+      "--to",
+      String(now + 60_000),
+      `sim:${market}`
+    ]).ended
+    expect(trades.code, trades.stderr).toBe(0)
+    expect(trades.stdout).toMatch(/^absent \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\.\.\d{4}-/m)
+    expect(trades.stdout).not.toMatch(/\b1\d{12}\b/)
+
+    // The same range as the columnar tape: the same header and events.
+    const arrowOut = join(home, "tape.arrow")
+    const arrow = await crossbook([
+      "history",
+      "tape",
+      "--from",
+      String(now - 3_600_000),
+      "--to",
+      new Date(now + 60_000).toISOString(),
+      "--out",
+      arrowOut,
+      `sim:${market}`
+    ]).ended
+    expect(arrow.code, arrow.stderr).toBe(0)
+    const columnar = readArrowTape(readFileSync(arrowOut))
+    expect(columnar.header).toEqual(parsed.header)
+    // The recording may have gone on between the two reads: what the first tape holds comes first in the second.
+    expect([...columnar.events].slice(0, parsed.events.length)).toEqual(parsed.events)
 
     const revoked = await crossbook(["keys", "revoke", answer.record.id]).ended
     expect(revoked.code, revoked.stderr).toBe(0)

@@ -46,7 +46,8 @@ describe("crossbook orders", () => {
             "--price",
             "0.02",
             "--client-order-id",
-            "cli-1"
+            "cli-1",
+            "--json"
           ],
           env
         )
@@ -54,9 +55,16 @@ describe("crossbook orders", () => {
         const order = JSON.parse(placed.stdout)
         assert.strictEqual(order.status, "open")
         assert.strictEqual(order.client_order_id, "cli-1")
-        const listed = yield* cli(["orders", "list", "--status", "open"], env)
+        const listed = yield* cli(["orders", "list", "--status", "open", "--json"], env)
         assert.strictEqual(JSON.parse(listed.stdout).data[0].id, order.id)
-        const canceled = yield* cli(["orders", "cancel", order.id], env)
+        // Without --json, a table a person reads: a header, one order a row, times in ISO 8601.
+        const table = yield* cli(["orders", "list", "--status", "open"], env)
+        assert.strictEqual(table.code, 0, table.stderr)
+        const [header, row, ...more] = table.stdout.trimEnd().split("\n")
+        assert.match(header!, /^ID +MARKET +SIDE +TYPE +PRICE +AMOUNT +FILLED +STATUS +CREATED$/)
+        assert.match(row!, new RegExp(`^${order.id} +${market} +buy +limit +0\\.02 +3 +0 +open +\\d{4}-\\d\\d-\\d\\dT`))
+        assert.deepStrictEqual(more, [])
+        const canceled = yield* cli(["orders", "cancel", order.id, "--json"], env)
         assert.strictEqual(JSON.parse(canceled.stdout).status, "canceled")
         const me = yield* cli(["me"], env)
         assert.strictEqual(JSON.parse(me.stdout).name, "owner")
@@ -81,7 +89,8 @@ describe("crossbook orders", () => {
             "--amount",
             "1",
             "--price",
-            "0.02"
+            "0.02",
+            "--json"
           ],
           env
         )
@@ -89,12 +98,12 @@ describe("crossbook orders", () => {
         const onPaper = JSON.parse(paper.stdout)
         assert.strictEqual(onPaper.account.name, "paper")
         assert.strictEqual(onPaper.info.paper, true)
-        const paperList = yield* cli(["orders", "list", "--account", "sim:paper", "--status", "open"], env)
+        const paperList = yield* cli(["orders", "list", "--account", "sim:paper", "--status", "open", "--json"], env)
         assert.deepStrictEqual(
           JSON.parse(paperList.stdout).data.map((o: any) => o.id),
           [onPaper.id]
         )
-        const paperCanceled = yield* cli(["orders", "cancel", onPaper.id, "--account", "sim:paper"], env)
+        const paperCanceled = yield* cli(["orders", "cancel", onPaper.id, "--account", "sim:paper", "--json"], env)
         assert.strictEqual(paperCanceled.code, 0, paperCanceled.stderr)
         assert.strictEqual(JSON.parse(paperCanceled.stdout).status, "canceled")
       }).pipe(Effect.provide(testServer({ paper: { cash: "1000" } }))),

@@ -5,7 +5,13 @@ import { join } from "node:path"
 import { Keys } from "../../src/Data/Keys.ts"
 import { DataStore } from "../../src/Data/Store.ts"
 import { apiKey, apiKeyFile, hostedFile, readHosted, writeApiKey, writeHosted } from "../../src/Hosted/Config.ts"
-import { importTape } from "../../sim/History.ts"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Effect } from "effect"
+import { readArrowTape } from "../../sim/ArrowTape.ts"
+import { importTape, tapeFromHistory } from "../../sim/History.ts"
+import { formatTape, parseTape } from "../../sim/Tape.ts"
+import { Tapes } from "../../src/Data/Tapes.ts"
+import { HistoryClient } from "../../src/Services/HistoryClient.ts"
 import { call, keyOn, type RunningHost, startHost, tempFolder } from "./Support.ts"
 
 const M = "sim:GEN-001"
@@ -33,7 +39,7 @@ beforeAll(async () => {
   const store = new DataStore(join(tempFolder(), "data.db"))
   importTape(store, TAPE)
   key = keyOn(store)
-  host = await startHost(store, { maxRangeMs: 60_000 })
+  host = await startHost(store, { maxRangeMs: 60_000, tapes: Tapes.lazy(() => import("../../sim/History.ts")) })
 })
 afterAll(() => host.close())
 
@@ -229,6 +235,38 @@ describe("data host: history", () => {
     expect(bad.body.error.code).toBe("validation_error")
     const backwards = await history("/v1/trades/range", { market_id: M, start_ms: 5, end_ms: 1 })
     expect(backwards.status).toBe(400)
+  })
+
+  it("serves a range as a columnar tape: the tape `history tape` writes from the JSON ranges, as an Arrow file", async () => {
+    const response = await fetch(`${host.url}/v1/tape/range`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ market_id: M, start_ms: 0, end_ms: 3000 })
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toBe("application/vnd.apache.arrow.file")
+    const served = readArrowTape(new Uint8Array(await response.arrayBuffer()))
+    const paged = await Effect.runPromise(
+      Effect.flatMap(HistoryClient, (client) => tapeFromHistory(client, M, 0, 3000)).pipe(
+        Effect.map((t) => ({ text: t.text, header: parseTape(t.text).header })),
+        Effect.provide(HistoryClient.layer({ url: host.url, apiKey: key })),
+        Effect.provide(NodeHttpClient.layerUndici)
+      )
+    )
+    // The same tape but for the header's note of where it came from.
+    const { notes, ...header } = served.header
+    expect(notes).toMatch(/^history of sim:GEN-001 from crossbook data host, 0\.\.3000 ms/)
+    expect(formatTape({ ...header, notes: paged.header.notes! }, [...served.events])).toBe(paged.text)
+    expect(paged.text).toContain('"type":"gap"')
+
+    const long = await history("/v1/tape/range", { market_id: M, start_ms: 0, end_ms: 60_001 })
+    expect(long.status).toBe(413)
+    expect(long.body.error.code).toBe("result_too_large")
+    const missing = await history("/v1/tape/range", { market_id: "sim:NOPE", start_ms: 0, end_ms: 10 })
+    expect(missing.status).toBe(404)
+    expect(missing.body.error.code).toBe("market_not_found")
+    const none = await history("/v1/tape/range", { market_id: M, start_ms: 0, end_ms: 10 }, null)
+    expect(none.status).toBe(401)
   })
 
   it("publishes its OpenAPI document", async () => {

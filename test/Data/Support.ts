@@ -6,6 +6,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Keys } from "../../src/Data/Keys.ts"
+import { Tapes } from "../../src/Data/Tapes.ts"
 import { DataHost, dataHostApp } from "../../src/Data/Server.ts"
 import { DataStore } from "../../src/Data/Store.ts"
 import { makeNodeServer } from "../../src/Http/Server.ts"
@@ -20,12 +21,13 @@ export interface RunningHost {
 
 export const startHost = async (
   store: DataStore = new DataStore(join(tempFolder(), "data.db")),
-  options: { readonly maxRangeMs?: number } = {}
+  options: { readonly maxRangeMs?: number; readonly tapes?: Layer.Layer<Tapes> } = {}
 ): Promise<RunningHost> => {
   const scope = Effect.runSync(Scope.make())
   const app = dataHostApp().pipe(
     Layer.provideMerge(NodeHttpServer.layer(makeNodeServer, { host: "127.0.0.1", port: 0 })),
-    Layer.provide(DataHost.layer(store, options))
+    Layer.provide(DataHost.layer(store, options)),
+    Layer.provide(options.tapes ?? Layer.empty)
   )
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
   const address = Context.get(context, HttpServer.HttpServer).address as HttpServer.TcpAddress

@@ -65,6 +65,7 @@ describe("the match route on a server with --sim-venues 2 (local matcher)", () =
             assert.strictEqual(res.body.anchor, sim)
             assert.isString(res.body.event_id)
             assert.deepStrictEqual(res.body.matched, { id: m.id, venue: "sim2", side_map: flipped ? FLIPPED : SAME })
+            assert.strictEqual(res.body.verdict, "matched")
             assert.property(res.body, "explain")
             assert.includeMembers(Object.keys(res.body.explain), ["anchor", "matched", "rules"])
           }
@@ -201,5 +202,43 @@ describe("the match route with SERVICE_MATCHING_URL (hosted client)", () => {
         })
       )
     }
+  )
+})
+
+/** A matcher whose every answer is uncertain: a candidate on sim2 and the deadline that differs. */
+const uncertainMatching = Layer.succeed(MatchingClient, {
+  match: (id) =>
+    Effect.succeed({
+      anchor: id,
+      event_id: "e",
+      verdict: "uncertain" as const,
+      matched: null,
+      candidate: { id: "sim2:x", venue: "sim2", side_map: { yes: "yes" as const, no: "no" as const }, score: 0.8 },
+      reasons: [
+        { dimension: "time", status: "differs" as const, reason: "time: the rules' deadlines are 07-01 and 01-01" }
+      ]
+    }),
+  event: () => Effect.succeed(undefined)
+})
+
+describe("the match route shows an uncertain answer with its candidate and reasons", () => {
+  it.effect("verdict uncertain, matched null, candidate and reasons apart", () =>
+    Effect.gen(function* () {
+      const sim = yield* marketsOf("sim")
+      const res = yield* get(`/venues/sim/markets/${encodeURIComponent(sim[0].id)}/match`)
+      assert.strictEqual(res.status, 200, res.text)
+      assert.strictEqual(res.body.verdict, "uncertain")
+      assert.isNull(res.body.matched)
+      assert.deepStrictEqual(res.body.candidate, {
+        id: "sim2:x",
+        venue: "sim2",
+        side_map: SAME,
+        score: 0.8
+      })
+      assert.deepStrictEqual(
+        res.body.reasons.map((r: any) => [r.dimension, r.status]),
+        [["time", "differs"]]
+      )
+    }).pipe(Effect.provide(testServer({ simVenues: 2, matching: uncertainMatching })))
   )
 })

@@ -74,6 +74,7 @@ const ROUTES: ReadonlyArray<Route> = [
   desk("PUT", "/trading/risk", "manage_credentials", [200], { json: RULES }),
   desk("POST", "/trading/halt", "trade", [200], { json: { reason: "matrix", scope: "*", policy: "hold" } }),
   desk("POST", "/trading/resume", "trade", [200]),
+  desk("GET", "/metrics", "view", [200]),
   { method: "POST", path: "/trading/keys", permission: "manage_credentials", account: "*", json: {}, ok: [201] },
   { method: "GET", path: "/trading/keys", permission: "manage_credentials", account: "*", ok: [200] },
   {

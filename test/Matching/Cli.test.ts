@@ -9,6 +9,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { ApiError } from "../../src/Domain/Errors.ts"
 import { matchCommand } from "../../src/Matching/Cli.ts"
+import { describeMatch } from "../../src/Matching/Run.ts"
 import { generateVenueCatalogs } from "../../src/Venues/Sim/Catalog.ts"
 
 /** Runs `crossbook match …` in process and answers what it printed, one string per line. */
@@ -126,7 +127,27 @@ describe("crossbook match", () => {
         crypto_refused: 1,
         crypto_cases: 1
       })
-      assert.deepStrictEqual(summary.relations.none, { cases: 1, tp: 1, fp: 0, fn: 0, tn: 0, unlabelled: 0 })
+      assert.deepStrictEqual(
+        lines.map((l) => [l.verdict, l.candidate, l.reasons]),
+        [
+          ["matched", null, []],
+          ["matched", null, []],
+          ["matched", null, []],
+          ["none", null, []]
+        ]
+      )
+      assert.strictEqual(summary.uncertain, 0)
+      assert.deepStrictEqual(summary.relations.none, {
+        cases: 1,
+        tp: 1,
+        fp: 0,
+        fn: 0,
+        tn: 0,
+        uncertain: 0,
+        unlabelled: 0,
+        precision: 1,
+        recall: null
+      })
     })
   )
 
@@ -149,6 +170,23 @@ describe("crossbook match", () => {
       ])
     })
   )
+
+  it("an uncertain answer is shown with its candidate and each reason, never as a match", () => {
+    const text = describeMatch({
+      anchor: "kalshi:A",
+      event_id: "A",
+      verdict: "uncertain",
+      matched: null,
+      candidate: { id: "polymarket:0xb", venue: "polymarket", side_map: { yes: "no", no: "yes" }, score: 0.9 },
+      reasons: [
+        { dimension: "time", status: "differs", reason: "time: the rules' deadlines are 2026-07-01 and 2027-01-01" }
+      ]
+    })
+    assert.deepStrictEqual(text.split("\n"), [
+      "kalshi:A: uncertain → polymarket:0xb would be flipped (yes→no, no→yes); judge before trading:",
+      "  - time differs: time: the rules' deadlines are 2026-07-01 and 2027-01-01"
+    ])
+  })
 
   it.live("without catalogs, the local matcher reads the configured venues: sim run as two venues", () =>
     Effect.gen(function* () {

@@ -78,7 +78,7 @@ describe("comparators and their complements", () => {
     ]
     assert.deepStrictEqual(answer(pool, "x:A"), ["y:B", FLIPPED])
     const explain = indexOf(pool).match("x:C")!.explain
-    assert.deepStrictEqual(explain.anchor.quantity, { comparator: "ge", low: "150", unit: "" })
+    assert.deepStrictEqual(explain.anchor.quantity, { comparator: "ge", low: "150", unit: "", decimals: 0 })
   })
 
   it("units are read exactly: $250b is 250,000,000,000 and a bare 250 is not it", () => {
@@ -154,7 +154,7 @@ describe("dates and periods", () => {
     assert.isNull(answer(pool, "x:D"))
   })
 
-  it("the same relative period matches even when each venue's rules end it on another day", () => {
+  it("the same relative period whose rules end it on another day is uncertain, never matched", () => {
     const pool = [
       m("x", "A", "Will the governor sign the budget in the first 100 days?", {
         rules: "If the governor signs the budget before May 1, 2026, then the market resolves to Yes."
@@ -164,7 +164,13 @@ describe("dates and periods", () => {
       })
     ]
     const a = indexOf(pool).match("x:A")!
-    assert.strictEqual(a.matched?.id, "y:B")
+    assert.strictEqual(a.verdict, "uncertain")
+    assert.isNull(a.matched)
+    assert.strictEqual(a.candidate?.id, "y:B")
+    assert.deepStrictEqual(
+      a.reasons.map((r) => [r.dimension, r.status]),
+      [["time", "differs"]]
+    )
     assert.deepStrictEqual(a.explain.rules, { verdict: "differs", differs: ["time"] })
   })
 })

@@ -2,7 +2,7 @@ import { describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { assert } from "vitest"
 import { type Comparator, type Listing } from "../../src/Matching/Proposition.ts"
-import { MatchIndex } from "../../src/Matching/Matcher.ts"
+import { compareQuantities, MatchIndex } from "../../src/Matching/Matcher.ts"
 
 const LONG = process.env["CROSSBOOK_LONG"] !== undefined
 const RUNS = LONG ? { numRuns: 500 } : { seed: 7, numRuns: 60 }
@@ -119,6 +119,43 @@ describe("matching properties", () => {
         assert.strictEqual(turned.id, "y:F")
         assert.deepStrictEqual(turned.side_map, { yes: straight.side_map.no, no: straight.side_map.yes })
       }),
+      RUNS
+    )
+  })
+})
+
+describe("thresholds: what compareQuantities calls the same or a complement settles so at every value", () => {
+  const ONE_SIDED = ["gt", "ge", "lt", "le"] as const
+  const yes = (c: (typeof ONE_SIDED)[number], x: number, v: number) =>
+    c === "gt" ? v > x : c === "ge" ? v >= x : c === "lt" ? v < x : v <= x
+  it("on a whole count (step 1) and on a figure of unknown precision (tested at halves)", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ONE_SIDED),
+        fc.constantFrom(...ONE_SIDED),
+        fc.integer({ min: 0, max: 8 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.boolean(),
+        (ca, cb, x, y, counted) => {
+          const q = (comparator: (typeof ONE_SIDED)[number], low: number) => ({
+            comparator,
+            low: String(low),
+            unit: "",
+            decimals: 0
+          })
+          const rel = compareQuantities(q(ca, x), q(cb, y), counted ? "1" : undefined)
+          const values: Array<number> = []
+          for (let v = -2; v <= 11; v += counted ? 1 : 0.5) values.push(v)
+          const same = values.every((v) => yes(ca, x, v) === yes(cb, y, v))
+          const complement = values.every((v) => yes(ca, x, v) !== yes(cb, y, v))
+          if (rel.ok && rel.exact) {
+            assert.isTrue(rel.sides === "same" ? same : complement, JSON.stringify({ ca, cb, x, y, counted, rel }))
+          }
+          // on a count every exact relation is found
+          if (counted && same) assert.deepInclude(rel, { ok: true, sides: "same", exact: true })
+          if (counted && complement) assert.deepInclude(rel, { ok: true, sides: "inverse", exact: true })
+        }
+      ),
       RUNS
     )
   })

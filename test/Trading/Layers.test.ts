@@ -5,12 +5,13 @@ import { assert, describe, it } from "vitest"
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src")
 
-/** How high each room sits: arrows run down (Http → Orders → Engine → Trading → Services/Venues → Domain). */
+/** How high each room sits: arrows run down (Http → Orders → Engine → Trading → Services/Venues/Telemetry → Domain). */
 const RANK: Record<string, number> = {
   Domain: 0,
   Services: 1,
   Venues: 1,
   Persistence: 1,
+  Telemetry: 1,
   Trading: 2,
   Engine: 3,
   Orders: 4,

@@ -187,6 +187,46 @@ describe.skipIf(skipBrowser)("the dashboard in a browser", () => {
     await shot("iceberg-canceled")
   })
 
+  it("an oco parent shows its legs in words, and the fills table shows every header whole", async () => {
+    const market = (await page.locator('#orders li[data-type="limit"] .market').first().textContent())!
+    const book = (await api("GET", `/venues/sim/markets/${encodeURIComponent(market)}/book?depth=1`)).body
+    const bid = Number(book.bids[0].price)
+    const low = ((Math.round(bid * 100) - 15) / 100).toFixed(2)
+    const oco = await api("POST", "/trading/orders", {
+      market_id: market,
+      side: "buy",
+      type: "oco",
+      amount: "2",
+      params: {
+        legs: [
+          { side: "buy", type: "limit", price: low },
+          { side: "buy", type: "limit", price: ((Math.round(bid * 100) - 20) / 100).toFixed(2) }
+        ]
+      }
+    })
+    expect(oco.status, JSON.stringify(oco.body)).toBe(201)
+    // A fill, so the fills table has a row to lay out.
+    const taken = await api("POST", "/trading/orders", {
+      market_id: market,
+      side: "buy",
+      type: "market",
+      amount: "1",
+      price: "0.99"
+    })
+    expect(taken.status, JSON.stringify(taken.body)).toBe(201)
+    const legs = page.locator(`#orders li[data-order-id="${oco.body.id}"] > .info [data-info="legs"]`)
+    await expect.poll(() => legs.textContent()).toMatch(/^legs 1: filled 0.* \| 2: filled 0/)
+    expect(await page.locator("#orders").textContent()).not.toContain("[object Object]")
+    await page.waitForSelector("#fills table td")
+    const fee = page.locator("#fills th", { hasText: /^fee$/ })
+    const box = (await fee.boundingBox())!
+    const panel = (await page.locator("#fills").boundingBox())!
+    expect(box.x + box.width).toBeLessThanOrEqual(panel.x + panel.width + 0.5)
+    expect(await page.locator("#fills").evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true)
+    await shot("oco-and-fills")
+    await api("DELETE", `/trading/orders/${oco.body.id}`)
+  })
+
   it("a halt refuses the next order, naming the rule", async () => {
     await page.fill("#halt-reason", "lunch")
     await page.selectOption("#halt-policy", "hold")

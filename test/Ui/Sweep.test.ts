@@ -45,6 +45,17 @@ describe.skipIf(skipBrowser)("the sweep page in a browser", () => {
     expect(net).toBeGreaterThan(0)
     const column = async () =>
       (await page.locator(`#runs tbody tr td:nth-child(${net + 1})`).allTextContents()).map(Number)
+    // As the page says, ranked by net before any click: the best first.
+    const ranked = await column()
+    expect(ranked).toEqual([...ranked].sort((a, b) => b - a))
+    expect(await page.locator("#runs tbody tr td:first-child").allTextContents()).toEqual([
+      "1",
+      "2",
+      "3",
+      "4",
+      "5",
+      "6"
+    ])
     await page.locator("#runs thead th", { hasText: /^net$/ }).click()
     const down = await column()
     expect(down).toEqual([...down].sort((a, b) => b - a))

@@ -238,6 +238,21 @@ describe("jobs on worker threads", () => {
       else expect(line.metrics.orders).toBe(1)
     }
   }, 120_000)
+
+  it("a job that outgrows its heap bound fails alone with the reason; the next job runs on a new thread", async () => {
+    const jobs = expandJobs(spec(CRASHY, { hog: [true, false] }, [1]), CRASHY, undefined)
+    const outcomes = await Effect.runPromise(
+      Effect.scoped(
+        Effect.flatMap(makePool(1, 128), (pool) =>
+          Effect.forEach(jobs, (job) => Effect.either(pool.run(job)), { concurrency: 1 })
+        )
+      )
+    )
+    expect(outcomes[0]!._tag).toBe("Left")
+    if (outcomes[0]!._tag === "Left") expect(outcomes[0]!.left.message).toMatch(/stopped \(.*memory limit/)
+    expect(outcomes[1]!._tag).toBe("Right")
+    if (outcomes[1]!._tag === "Right") expect(isFailure(outcomes[1]!.right)).toBe(false)
+  }, 120_000)
 })
 
 describe("crossbook sweep", () => {

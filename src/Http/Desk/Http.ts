@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { Engine } from "../../Engine/Engine.ts"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
-import { type OrderStatus, renderOrder, STATUSES, TERMINAL } from "../../Domain/Order.ts"
+import { COMPLEX_TYPES, type OrderStatus, renderOrderWire, STATUSES, TERMINAL } from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { defaultAccount, isPaperAccount, VenueGateway, venueAccount } from "../../Services/VenueGateway.ts"
@@ -13,6 +13,7 @@ import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { submitBucketOrder, submitOrder } from "../../Orders.ts"
 import { accountsOf, BUCKET_PREFIX, Buckets } from "../../Trading/Buckets.ts"
 import { unrealized } from "../../Trading/Ledger.ts"
+import { traced } from "../../Telemetry/Telemetry.ts"
 import { Api } from "../Api.ts"
 import { badCursor, orderPage } from "./OrderPages.ts"
 import { CurrentPrincipal, requireOnEvery, requirePermission } from "../Security.ts"
@@ -84,9 +85,10 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
             yield* requireOnEvery("trade", accountsOf(bucket))
             const { order, created } = yield* submitBucketOrder(payload, bucket, yield* actorName).pipe(
               Effect.provideService(Desk, desk),
-              Effect.provideService(Engine, engine)
+              Effect.provideService(Engine, engine),
+              traced("engine.create", () => ({ "order.market_id": payload.market_id, "order.type": payload.type }))
             )
-            return HttpServerResponse.unsafeJson(renderOrder(order), { status: created ? 201 : 200 })
+            return HttpServerResponse.unsafeJson(renderOrderWire(order), { status: created ? 201 : 200 })
           }
           const venue = payload.market_id.includes(":")
             ? payload.market_id.slice(0, payload.market_id.indexOf(":"))
@@ -95,10 +97,16 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const [target] = yield* scope("trade", account)
           const { order, created } = yield* submitOrder(payload, target!, yield* actorName).pipe(
             Effect.provideService(Desk, desk),
-            Effect.provideService(Engine, engine)
+            Effect.provideService(Engine, engine),
+            traced(COMPLEX.has(payload.type) ? "engine.create" : "desk.place", () => ({
+              account: target!,
+              "order.market_id": payload.market_id,
+              "order.type": payload.type,
+              "order.side": payload.side
+            }))
           )
-          // renderOrder gives the wire form the Order schema would encode to, so it is sent as it is.
-          return HttpServerResponse.unsafeJson(renderOrder(order), { status: created ? 201 : 200 })
+          // renderOrderWire gives the wire form the Order schema would encode to, so it is sent as it is.
+          return HttpServerResponse.unsafeJson(renderOrderWire(order), { status: created ? 201 : 200 })
         })
       )
       .handle("listOrders", ({ urlParams }) =>
@@ -137,7 +145,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle("getOrder", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const accounts = yield* scope("view", urlParams.account)
-          return renderOrder(yield* orderIn(path.id, accounts))
+          return renderOrderWire(yield* orderIn(path.id, accounts))
         })
       )
       .handle("amendOrder", ({ path, urlParams, payload }) =>
@@ -149,8 +157,10 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
               ApiError.field("id", "an engine order cannot be amended; cancel it and place another")
             )
           }
-          return renderOrder(
-            yield* desk.amend(path.id, { price: payload.price, amount: payload.amount, expiresAt: payload.expires_at })
+          return renderOrderWire(
+            yield* desk
+              .amend(path.id, { price: payload.price, amount: payload.amount, expiresAt: payload.expires_at })
+              .pipe(traced("desk.amend", () => ({ "order.id": path.id })))
           )
         })
       )
@@ -158,22 +168,25 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
         Effect.gen(function* () {
           const accounts = yield* scope("trade", urlParams.account)
           const order = yield* orderIn(path.id, accounts)
-          return renderOrder(order.heldBy === "engine" ? yield* engine.cancel(path.id) : yield* desk.cancel(path.id))
+          const cancel = order.heldBy === "engine" ? engine.cancel(path.id) : desk.cancel(path.id)
+          return renderOrderWire(yield* cancel.pipe(traced("desk.cancel", () => ({ "order.id": path.id }))))
         })
       )
       .handle("cancelAllOrders", ({ urlParams }) =>
         Effect.gen(function* () {
           const accounts = yield* scope("trade", urlParams.account)
           const filter = { venue: urlParams.venue, marketId: urlParams.market_id, book: urlParams.book, accounts }
-          // Engine parents first, so none places a child while the plain orders are pulled.
-          let parents = 0
-          for (const order of yield* desk.list({ ...filter, parentId: undefined, status: LIVE_STATUSES })) {
-            if (order.heldBy !== "engine" || TERMINAL.has(order.status) || order.status === "pending_cancel") continue
-            const after = yield* engine.cancel(order.id).pipe(Effect.orElseSucceed(() => order))
-            if (after.status === "canceled" || after.status === "pending_cancel") parents++
-          }
-          const canceled = yield* desk.cancelAll(filter)
-          return { canceled: canceled + parents }
+          return yield* Effect.gen(function* () {
+            // Engine parents first, so none places a child while the plain orders are pulled.
+            let parents = 0
+            for (const order of yield* desk.list({ ...filter, parentId: undefined, status: LIVE_STATUSES })) {
+              if (order.heldBy !== "engine" || TERMINAL.has(order.status) || order.status === "pending_cancel") continue
+              const after = yield* engine.cancel(order.id).pipe(Effect.orElseSucceed(() => order))
+              if (after.status === "canceled" || after.status === "pending_cancel") parents++
+            }
+            const canceled = yield* desk.cancelAll(filter)
+            return { canceled: canceled + parents }
+          }).pipe(traced("desk.cancel_all", () => ({ accounts: accounts.join(",") })))
         })
       )
       .handle("listFills", ({ urlParams }) =>
@@ -297,7 +310,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle("halt", ({ urlParams, payload }) =>
         Effect.gen(function* () {
           yield* scope("trade", urlParams.account)
-          const { halt, canceled } = yield* desk.halt(payload, yield* actorName)
+          const { halt, canceled } = yield* desk
+            .halt(payload, yield* actorName)
+            .pipe(traced("desk.halt", () => ({ "halt.scope": payload.scope, "halt.policy": payload.policy })))
           return haltRecord(halt, canceled)
         })
       )
@@ -310,6 +325,8 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       )
   })
 )
+
+const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
 
 /** The statuses of an order that is not done: what `GET /trading/orders` lists when no status is asked for. */
 export const LIVE_STATUSES: ReadonlyArray<OrderStatus> = STATUSES.filter((s) => !TERMINAL.has(s))

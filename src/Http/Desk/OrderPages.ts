@@ -1,7 +1,7 @@
 /** One page of the desk's orders, newest first, cut in the store with a keyset cursor (creation time, order number). */
 import { type Context, Effect } from "effect"
 import { ApiError } from "../../Domain/Errors.ts"
-import { orderNumber, renderOrder } from "../../Domain/Order.ts"
+import { orderNumber, renderOrderWire } from "../../Domain/Order.ts"
 import { descendingKey, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import type { Desk, OrderFilter } from "../../Trading/Desk.ts"
 
@@ -22,6 +22,6 @@ export const orderPage = (
       orders,
       (o) => descendingKey(o.createdAt, String(1e15 - orderNumber(o.id))),
       request,
-      renderOrder
+      renderOrderWire
     )
   })

@@ -34,6 +34,31 @@ export const HeartbeatRecord = Schema.Struct({
   last_error_at: Schema.NullOr(Millis)
 }).annotations({ identifier: "Heartbeat" })
 
+export const StreamRecord = Schema.Struct({
+  channel: Schema.String,
+  /** `live`, `stale` (silent past its bound: being reopened), `connecting`, `down`. */
+  state: Schema.Literal("live", "stale", "connecting", "down"),
+  last_message_at: Schema.NullOr(Millis),
+  /** Milliseconds since the stream last heard from the venue (a message or a PONG). */
+  last_message_age_ms: Schema.NullOr(Schema.Number),
+  reconnects: Schema.Int
+}).annotations({ identifier: "Stream" })
+
+export const VenueStateRecord = Schema.Struct({
+  streams: Schema.Array(StreamRecord),
+  /** Placements sent and not yet answered. */
+  in_flight: Schema.Int,
+  /** Orders whose placement's answer was lost, looked up until the venue's record settles them. */
+  unknown_orders: Schema.Int,
+  /** Calls waiting or running in the venue's lanes. */
+  queued: Schema.Int,
+  last_reconcile_at: Schema.NullOr(Millis),
+  last_reconcile_error: Schema.NullOr(Schema.String),
+  /** What the last reconcile found that the desk did not know, and what it did. */
+  drift: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  drift_total: Schema.Int
+}).annotations({ identifier: "VenueState" })
+
 export const StatusRecord = Schema.Struct({
   running: Schema.Boolean,
   halted: Schema.Boolean,
@@ -43,6 +68,8 @@ export const StatusRecord = Schema.Struct({
   venues: Schema.Array(Schema.String),
   /** Per venue that needs a keep-alive while orders rest (Polymarket): whether the last one succeeded. */
   heartbeats: Schema.Record({ key: Schema.String, value: HeartbeatRecord }),
+  /** Per venue that answers over a network: its streams, orders in flight or of unknown outcome, its last reconcile. */
+  venue_state: Schema.Record({ key: Schema.String, value: VenueStateRecord }),
   time: Millis
 }).annotations({ identifier: "Status" })
 

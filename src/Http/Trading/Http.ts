@@ -105,6 +105,22 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
               last_error_at: b.lastErrorAt
             }
           }
+          const states = yield* desk.venueStates
+          const venue_state = Object.fromEntries(
+            Object.entries(states).map(([id, v]) => [
+              id,
+              {
+                ...v,
+                streams: v.streams.map((st) => ({
+                  channel: st.channel,
+                  state: st.state,
+                  last_message_at: st.lastMessageAt,
+                  last_message_age_ms: st.lastMessageAt === null ? null : Math.max(0, time - st.lastMessageAt),
+                  reconnects: st.reconnects
+                }))
+              }
+            ])
+          )
           return {
             running: true,
             halted: halt !== undefined,
@@ -113,6 +129,7 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
             journal_seq: seq,
             venues: gateway.venues.map((v) => v.info.id),
             heartbeats,
+            venue_state,
             time
           }
         })

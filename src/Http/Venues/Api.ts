@@ -141,9 +141,11 @@ export const VenuesApi = HttpApiGroup.make("venues")
       .annotate(
         OpenApi.Description,
         "The market on another venue that asks the same question, with the side_map from this market's sides to " +
-          "its sides (`matched: null` when none, or when unsure), and `explain`: both parsed propositions and the " +
-          "rules verdict. From the hosted matcher at SERVICE_MATCHING_URL when set, else the local matcher over " +
-          "the served venues' catalogs."
+          "its sides. `verdict` is `matched` (then `matched` holds the market), `uncertain` (then `matched` is null " +
+          "and `candidate` and `reasons` say what a person must judge: the time, scope, settlement source or " +
+          "boundary that differ or could not be read, or a runner-up as close) or `none`. `explain` carries both " +
+          "parsed propositions and the rules verdict. From the hosted matcher at SERVICE_MATCHING_URL when set, else " +
+          "the local matcher over the served venues' catalogs."
       )
   )
   .addError(ApiErrorWire, { status: 502 })

@@ -3,6 +3,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/
 import { Clock, Duration, Effect, Either, RateLimiter, type Schema, type Scope } from "effect"
 import type { KeyObject } from "node:crypto"
 import { VenueError } from "../../Services/VenueGateway.ts"
+import { observeVenueRequest } from "../../Telemetry/Telemetry.ts"
 import { authHeaders } from "./Signing.ts"
 import * as W from "./Wire.ts"
 
@@ -168,7 +169,8 @@ export const makeRest = (config: RestConfig) =>
                 duration: timeout,
                 onTimeout: () =>
                   fail("timeout", `no answer to ${c.method} ${c.path} within ${Duration.format(timeout)}`)
-              })
+              }),
+              observeVenueRequest(VENUE, c.method, c.path)
             )
           ),
           Effect.catchTag("RequestError", (e) =>

@@ -564,6 +564,7 @@ export const makeKalshiVenue = (
 
     const venue: Venue = {
       info: { id: W.VENUE, name: "Kalshi", book_model: "yes_book", has: kalshiCapabilities(trading) },
+      remote: true,
       // With credentials a book read subscribes the market's deltas and trades on the socket.
       streamsTrades: stream !== undefined,
       accounts: trading ? ["default"] : [],

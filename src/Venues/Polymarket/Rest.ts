@@ -3,6 +3,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/
 import { Clock, Duration, Effect, Either, RateLimiter, type Schema, type Scope } from "effect"
 import type { LocalAccount } from "viem"
 import { VenueError } from "../../Services/VenueGateway.ts"
+import { observeVenueRequest } from "../../Telemetry/Telemetry.ts"
 import { type ApiCredentials, l1Headers, l2Headers } from "./Signing.ts"
 import { decode, VENUE } from "./Wire.ts"
 
@@ -175,6 +176,7 @@ export const makeRest = (
             duration: timeoutMs,
             onTimeout: () => new VenueError({ venue: VENUE, kind: "timeout", reason: `no answer in ${timeoutMs} ms` })
           }),
+          observeVenueRequest(VENUE, call.method, call.path),
           Effect.catchTags({
             RequestError: (e) =>
               Effect.fail(

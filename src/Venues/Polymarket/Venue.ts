@@ -1251,6 +1251,7 @@ export const makePolymarketVenue = (
       cancelMarket,
       heartbeat: Effect.sync(() => beat),
       streamsTrades: true,
+      remote: true,
       info: {
         id: VENUE,
         name: "Polymarket",

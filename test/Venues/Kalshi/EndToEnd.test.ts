@@ -161,7 +161,9 @@ describe("Kalshi end to end", () => {
           x.requests.filter((r) => /orderbook/.test(r.path)).map((r) => r.path),
           []
         )
-        const onVenue = x.orders.find((o) => o.client_order_id === resting.body.id)!
+        // the venue knows it by a client id that never repeats: this home's prefix, then the order's id
+        const onVenue = x.orders.find((o) => o.client_order_id === resting.body.info.venue_client_order_id)!
+        assert.isTrue(onVenue.client_order_id.endsWith(`-${resting.body.id}`))
         assert.strictEqual(onVenue.side, "bid")
 
         // a taker order crosses: buy 3 at 0.46 takes 3 of the NO bids at 0.55 (YES 0.45)
@@ -288,7 +290,7 @@ describe("Kalshi end to end", () => {
   )
 
   it.live(
-    "a 429 passes through with Retry-After; a timed-out placement is found again by its client id",
+    "a 429 passes through with Retry-After; a timed-out placement is kept pending and found by its client id",
     () =>
       Effect.gen(function* () {
         const x = yield* Exchange
@@ -306,10 +308,28 @@ describe("Kalshi end to end", () => {
         assert.strictEqual(limited.body.error.details.venue, "kalshi")
 
         x.trick("POST", /^\/portfolio\/events\/orders$/, { kind: "swallow" })
-        const lost = yield* place({ side: "buy", type: "limit", amount: "1", price: "0.2", client_order_id: "lost" })
-        assert.strictEqual(lost.status, 201, lost.text)
-        assert.strictEqual(lost.body.info.reconciled, true)
-        assert.strictEqual(x.orders.filter((o) => o.client_order_id === lost.body.id).length, 1)
+        const body = { side: "buy", type: "limit", amount: "1", price: "0.2", client_order_id: "lost" }
+        const lost = yield* place(body)
+        assert.strictEqual(lost.status, 504, lost.text)
+        assert.strictEqual(lost.body.error.code, "venue_timeout")
+        assert.strictEqual(lost.body.error.details.retryable, true)
+        const id = lost.body.error.details.order_id as string
+        const kept = yield* authed("GET", `/trading/orders/${id}`)
+        assert.strictEqual(kept.body.status, "pending")
+        assert.strictEqual(kept.body.info.outcome, "unknown")
+        // a retry by the same client id answers the same order and places nothing
+        const retry = yield* place(body)
+        assert.strictEqual(retry.status, 200, retry.text)
+        assert.strictEqual(retry.body.id, id)
+        let found = kept.body
+        for (let i = 0; i < 200 && found.status === "pending"; i++) {
+          yield* Effect.sleep("25 millis")
+          found = (yield* authed("GET", `/trading/orders/${id}`)).body
+        }
+        assert.strictEqual(found.status, "open")
+        assert.strictEqual(found.info.outcome, "found")
+        assert.strictEqual(found.info.reconciled, true)
+        assert.strictEqual(x.orders.filter((o) => o.client_order_id === found.info.venue_client_order_id).length, 1)
         yield* checkedAgainstSpecs
       }).pipe(Effect.provide(server(trading))),
     30_000
@@ -452,7 +472,7 @@ describe("Kalshi end to end", () => {
             assert.deepStrictEqual([one.status, two.status, three.status], [201, 201, 201])
             return [one.body.id, two.body.id, three.body.id] as const
           }).pipe(Effect.provide(server(trading, fake, file)))
-          const onVenue = (id: string) => fake.orders.find((o) => o.client_order_id === id)!
+          const onVenue = (id: string) => fake.orders.find((o) => o.client_order_id.endsWith(`-${id}`))!
           // while the server is down: one fills, one is canceled by the venue, one stays
           fake.fillResting(onVenue(ids[0]).order_id, "4")
           fake.cancelOutside(onVenue(ids[1]).order_id)

@@ -402,6 +402,12 @@ describe("Polymarket end to end", () => {
     () =>
       Effect.gen(function* () {
         const x = yield* Clob
+        // the desk reads the venue's record back at start: the next request after it is the one limited
+        yield* eventually(
+          authed("GET", "/trading/status"),
+          (r) => r.body.venue_state?.polymarket?.last_reconcile_at != null,
+          "the reconcile at start"
+        )
         x.rateLimitNext = 1
         const limited = yield* request("GET", `/venues/polymarket/markets/${M}/book`)
         assert.strictEqual(limited.status, 429, limited.text)
