@@ -465,4 +465,64 @@ describe("Polymarket end to end", () => {
       ),
     20_000
   )
+
+  it.live(
+    "placed, then answered 500: the order stays pending with an unknown outcome and is adopted once with its fills",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        x.placementFaults.push("500-after")
+        const r = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.6" })
+        // the answer was lost: 502, retryable, the order kept pending until the venue's record says
+        assert.strictEqual(r.status, 502, r.text)
+        assert.strictEqual(r.body.error.details.outcome, "unknown")
+        const id = r.body.error.details.order_id
+        assert.isString(id, r.text)
+        const done = yield* eventually(authed("GET", `/trading/orders/${id}`), (o) => o.body.status === "closed")
+        assert.strictEqual(done.body.filled, "5", done.text)
+        yield* Effect.sleep("150 millis")
+        const fills = yield* authed("GET", "/trading/fills?account=polymarket:default")
+        assert.deepStrictEqual(
+          fills.body.data.map((f: any) => [f.order_id, f.amount]),
+          [[id, "5"]]
+        )
+        assert.strictEqual(x.orders.length, 1)
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "answered 500 without placing: rejected once the look-up finds nothing; a venue-side cancel reaches the desk",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        x.placementFaults.push("500-before")
+        const r = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+        const id = r.body.id ?? r.body.error?.details?.order_id
+        assert.isString(id, r.text)
+        yield* eventually(authed("GET", `/trading/orders/${id}`), (o) => o.body.status === "rejected")
+        assert.deepStrictEqual(x.orders, [])
+        const resting = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+        assert.strictEqual(resting.status, 201, resting.text)
+        x.cancelOnVenue(x.orders[0]!.id)
+        yield* eventually(authed("GET", `/trading/orders/${resting.body.id}`), (o) => o.body.status === "canceled")
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "a hung placement answers 504 venue_timeout, retryable, and the order is kept",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        x.placementFaults.push("hang-after")
+        const r = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+        assert.strictEqual(r.status, 504, r.text)
+        assert.strictEqual(r.body.error.code, "venue_timeout")
+        assert.strictEqual(r.body.error.details.retryable, true)
+        const id = r.body.error.details.order_id
+        yield* eventually(authed("GET", `/trading/orders/${id}`), (o) => o.body.status === "open")
+      }).pipe(Effect.provide(server(trading))),
+    40_000
+  )
 })
