@@ -525,4 +525,39 @@ describe("Polymarket end to end", () => {
       }).pipe(Effect.provide(server(trading))),
     40_000
   )
+
+  it.live(
+    "an order filled while the server was down is booked filled at start, with its fill, not marked canceled",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "polymarket-down-"))
+        const fake = yield* Effect.promise(() => startFake(SIGNER))
+        const given = { fake, engineFile: join(dir, "engine.db") }
+        try {
+          const id = yield* Effect.gen(function* () {
+            const one = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+            assert.strictEqual(one.status, 201, one.text)
+            return one.body.id as string
+          }).pipe(Effect.provide(server(trading, given)))
+          // while the server is down an outside taker fills the whole order: the venue no longer lists it as open
+          fake.fillResting(fake.orders[0]!.id, "5")
+          yield* Effect.gen(function* () {
+            const done = yield* eventually(authed("GET", `/trading/orders/${id}`), (r) => r.body.status !== "open")
+            assert.deepStrictEqual([done.body.status, done.body.filled], ["closed", "5"], done.text)
+            const fills = yield* eventually(
+              authed("GET", "/trading/fills?account=polymarket:default"),
+              (r) => r.body.data.length > 0
+            )
+            assert.deepStrictEqual(
+              fills.body.data.map((f: any) => [f.order_id, f.amount]),
+              [[id, "5"]]
+            )
+          }).pipe(Effect.provide(server(trading, given)))
+        } finally {
+          yield* Effect.promise(() => fake.close())
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }),
+    40_000
+  )
 })
