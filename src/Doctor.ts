@@ -25,6 +25,35 @@ export interface VenueProbe {
   readonly credentials: ReadonlyArray<ReadonlyArray<string>>
   /** Undefined for a venue inside the server (no network, the server's own clock). */
   readonly url?: (env: NodeJS.ProcessEnv) => string
+  /** What the settings say about the account, when there is something to say: a note, a warning or a failure. */
+  readonly account?: (env: NodeJS.ProcessEnv) => { readonly status: CheckStatus; readonly detail: string } | undefined
+}
+
+/**
+ * Which Polymarket signature type the settings sign with, and whether the account can trade with it: new accounts
+ * trade through a deposit wallet (type 3, the default once `POLYMARKET_FUNDER` is set); a bare key signs as an EOA,
+ * which the venue refuses for them ("maker address not allowed, please use the deposit wallet flow").
+ */
+export const polymarketAccount = (env: NodeJS.ProcessEnv): { status: CheckStatus; detail: string } | undefined => {
+  if ((env["POLYMARKET_PRIVATE_KEY"] ?? "") === "") return undefined
+  const funder = env["POLYMARKET_FUNDER"] ?? ""
+  const type = env["POLYMARKET_SIGNATURE_TYPE"] || (funder === "" ? "0" : "3")
+  const names: Record<string, string> = { "0": "EOA", "1": "proxy wallet", "2": "Gnosis Safe", "3": "deposit wallet" }
+  if (names[type] === undefined) return { status: "fail", detail: "POLYMARKET_SIGNATURE_TYPE must be 0, 1, 2 or 3" }
+  if (type !== "0" && funder === "") {
+    return {
+      status: "fail",
+      detail: `signature type ${type} (${names[type]}) needs POLYMARKET_FUNDER, the wallet's address`
+    }
+  }
+  if (type === "0") {
+    return {
+      status: "warn",
+      detail:
+        "signs as a bare EOA (type 0): accounts opened through the deposit-wallet flow need type 3 — set POLYMARKET_FUNDER to the deposit wallet's address (type 3 is then the default)"
+    }
+  }
+  return { status: "ok", detail: `signs as a ${names[type]} (type ${type}) for ${funder}` }
 }
 
 export const VENUES: ReadonlyArray<VenueProbe> = [
@@ -39,7 +68,8 @@ export const VENUES: ReadonlyArray<VenueProbe> = [
   {
     id: "polymarket",
     credentials: [["POLYMARKET_PRIVATE_KEY"]],
-    url: (env) => `${base(env["POLYMARKET_CLOB_URL"], POLYMARKET_HOSTS.clob)}/time`
+    url: (env) => `${base(env["POLYMARKET_CLOB_URL"], POLYMARKET_HOSTS.clob)}/time`,
+    account: polymarketAccount
   }
 ]
 
@@ -92,6 +122,8 @@ const venueCheck = (venue: VenueProbe, env: NodeJS.ProcessEnv, timeoutMs: number
       } as Check
     }
     const url = venue.url(env)
+    const account = venue.account?.(env)
+    const note = account === undefined ? "" : `; ${account.detail}`
     const before = yield* Clock.currentTimeMillis
     const answer = yield* Effect.tryPromise((signal) => fetch(url, { signal, method: "GET" })).pipe(
       Effect.timeout(timeoutMs),
@@ -102,7 +134,7 @@ const venueCheck = (venue: VenueProbe, env: NodeJS.ProcessEnv, timeoutMs: number
       return {
         name: `venue ${venue.id}`,
         status: "warn",
-        detail: `${url} unreachable (no answer within ${timeoutMs} ms); ${credentials}`
+        detail: `${url} unreachable (no answer within ${timeoutMs} ms); ${credentials}${note}`
       } as Check
     }
     const date = answer.value.headers.get("date")
@@ -110,11 +142,16 @@ const venueCheck = (venue: VenueProbe, env: NodeJS.ProcessEnv, timeoutMs: number
     const skew = Number.isNaN(theirs) ? undefined : Math.round((theirs + 500 - (before + after) / 2) / 1000)
     const skewText =
       skew === undefined ? "clock skew unknown (no Date header)" : `clock skew ${skew >= 0 ? "+" : ""}${skew} s`
-    const status: CheckStatus = missing.length > 0 || (skew !== undefined && Math.abs(skew) > 2) ? "warn" : "ok"
+    const status: CheckStatus =
+      account?.status === "fail"
+        ? "fail"
+        : missing.length > 0 || (skew !== undefined && Math.abs(skew) > 2) || account?.status === "warn"
+          ? "warn"
+          : "ok"
     return {
       name: `venue ${venue.id}`,
       status,
-      detail: `${url} reachable (HTTP ${answer.value.status}), ${skewText}; ${credentials}`
+      detail: `${url} reachable (HTTP ${answer.value.status}), ${skewText}; ${credentials}${note}`
     } as Check
   })
 

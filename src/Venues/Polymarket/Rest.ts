@@ -67,6 +67,7 @@ export const classify = (status: number, body: string, retryAfter: string | unde
   if (reason === "") reason = `HTTP ${status}`
   const after = retryAfter !== undefined && /^\d+(\.\d+)?$/.test(retryAfter) ? { retryAfterS: Number(retryAfter) } : {}
   if (status === 429) return new VenueError({ venue: VENUE, kind: "rate_limited", reason, ...after })
+  if (status === 408) return new VenueError({ venue: VENUE, kind: "timeout", reason, ...after })
   if (status >= 500 || status === 425) {
     return new VenueError({
       venue: VENUE,
@@ -81,6 +82,19 @@ export const classify = (status: number, body: string, retryAfter: string | unde
     if (pattern.test(reason)) return new VenueError({ venue: VENUE, kind, reason })
   }
   return new VenueError({ venue: VENUE, kind: "rejected", reason })
+}
+
+/** Error codes that say a request never left: no connection was made, or the host name did not resolve. */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+
+/** Whether a transport failure certainly happened before the request reached the venue (its cause chain says so). */
+export const neverSent = (cause: unknown): boolean => {
+  for (let c = cause, depth = 0; c !== undefined && c !== null && depth < 5; depth++) {
+    const code = (c as { code?: unknown }).code
+    if (typeof code === "string" && NOT_SENT.has(code)) return true
+    c = (c as { cause?: unknown }).cause
+  }
+  return false
 }
 
 /** The trading identity: the signer, the L2 credentials once known, and the chain. */
@@ -141,7 +155,9 @@ export const makeRest = (
             new VenueError({ venue: VENUE, kind: "unavailable", reason: "no L2 credentials yet" })
           )
         }
-        return l2Headers(identity.creds, identity.signer.address, seconds, call.method, call.path, bodyText)
+        // the venue signs the path without its query string, as its published client does (paged reads among them)
+        const path = call.path.split("?")[0]!
+        return l2Headers(identity.creds, identity.signer.address, seconds, call.method, path, bodyText)
       })
 
     const raw = (call: Call): Effect.Effect<unknown, VenueError> =>
@@ -163,7 +179,14 @@ export const makeRest = (
           observeVenueRequest(VENUE, call.method, call.path),
           Effect.catchTags({
             RequestError: (e) =>
-              Effect.fail(new VenueError({ venue: VENUE, kind: "timeout", reason: `unreachable: ${e.message}` })),
+              Effect.fail(
+                new VenueError({
+                  venue: VENUE,
+                  kind: "timeout",
+                  reason: `unreachable: ${e.message}`,
+                  ...(neverSent(e.cause) ? { sent: false } : {})
+                })
+              ),
             ResponseError: (e) => Effect.fail(new VenueError({ venue: VENUE, kind: "unavailable", reason: e.message }))
           })
         )

@@ -7,6 +7,7 @@ import {
   getAddress,
   type Hex,
   hashTypedData,
+  hexToBytes,
   keccak256,
   type LocalAccount,
   recoverTypedDataAddress,
@@ -136,7 +137,12 @@ const EXCHANGES: Record<
       standard: "0x4bFb41d5B3570DeFd03C39a9A4D8dE6Bd8B8982E",
       negRisk: "0xC5d563A36AE78145C45a50134d48A1215220f80a"
     },
-    2: { standard: "0xE111180000d2663C0091e4f400237545B87B996B", negRisk: "0xe2222d279d744050d28e00520010520000310F59" }
+    2: {
+      standard: "0xE111180000d2663C0091e4f400237545B87B996B",
+      negRisk: "0xe2222d279d744050d28e00520010520000310F59"
+    },
+    // one version-3 exchange serves standard and neg-risk markets alike
+    3: { standard: "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa", negRisk: "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa" }
   },
   80002: {
     1: {
@@ -147,7 +153,7 @@ const EXCHANGES: Record<
       standard: "0xE111180000d2663C0091e4f400237545B87B996B",
       negRisk: "0xe2222d279d744050d28e00520010520000310F59"
     },
-    3: { standard: "0x9fE6e61422AdB6F610d8597F9684b16912D50C3D" }
+    3: { standard: "0x9fE6e61422AdB6F610d8597F9684b16912D50C3D", negRisk: "0x9fE6e61422AdB6F610d8597F9684b16912D50C3D" }
   }
 }
 
@@ -327,39 +333,63 @@ const domainSeparator = (x: Exchange): Hex =>
     )
   )
 
-const contentsHash = (o: Order): Hex =>
-  keccak256(
-    encodeAbiParameters(
-      [
-        { type: "bytes32" },
-        { type: "uint256" },
-        { type: "address" },
-        { type: "address" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "uint8" },
-        { type: "uint8" },
-        { type: "uint256" },
-        { type: "bytes32" },
-        { type: "bytes32" }
-      ],
-      [
-        ORDER_V2_TYPE_HASH,
-        o.salt,
-        o.maker,
-        o.signer,
-        BigInt(o.tokenId),
-        o.makerAmount,
-        o.takerAmount,
-        sideNum(o),
-        o.signatureType,
-        o.timestamp,
-        o.metadata,
-        o.builder
-      ]
-    )
+const contentsHash = (o: Order): Hex => keccak256(contentsEncoding(o))
+
+const contentsEncoding = (o: Order): Hex =>
+  encodeAbiParameters(
+    [
+      { type: "bytes32" },
+      { type: "uint256" },
+      { type: "address" },
+      { type: "address" },
+      { type: "uint256" },
+      { type: "uint256" },
+      { type: "uint256" },
+      { type: "uint8" },
+      { type: "uint8" },
+      { type: "uint256" },
+      { type: "bytes32" },
+      { type: "bytes32" }
+    ],
+    [
+      ORDER_V2_TYPE_HASH,
+      o.salt,
+      o.maker,
+      o.signer,
+      BigInt(o.tokenId),
+      o.makerAmount,
+      o.takerAmount,
+      sideNum(o),
+      o.signatureType,
+      o.timestamp,
+      o.metadata,
+      o.builder
+    ]
   )
+
+/**
+ * The creation time (ms, within `from`..`to`) at which a V2/V3 order with every other field of `o` has the hash
+ * `id`, if one does: how an order whose hash was not kept is recognized again from what it was asked to be.
+ */
+export const timestampOf = (x: Exchange, o: Order, id: string, from: number, to: number): number | undefined => {
+  if (x.version === 1 || !/^0x[0-9a-fA-F]{64}$/.test(id)) return undefined
+  const contents = hexToBytes(contentsEncoding({ ...o, timestamp: 0n }))
+  const digest = new Uint8Array(66)
+  digest.set(hexToBytes(concat(["0x1901", separatorOf(x)])), 0)
+  const target = hexToBytes(id as Hex)
+  // the timestamp is the tenth 32-byte word of the encoding
+  const at = 9 * 32
+  for (let ts = Math.max(0, from); ts <= to; ts++) {
+    contents.fill(0, at, at + 32)
+    for (let i = at + 31, v = ts; v > 0; i--, v = Math.floor(v / 256)) contents[i] = v % 256
+    digest.set(keccak256(contents, "bytes"), 34)
+    const hash = keccak256(digest, "bytes")
+    let same = true
+    for (let i = 0; i < 32 && same; i++) same = hash[i] === target[i]
+    if (same) return ts
+  }
+  return undefined
+}
 
 /**
  * Signs an order for the exchange. Types 0–2 sign the order itself; a deposit wallet (type 3, V2/V3 only) signs
@@ -423,6 +453,35 @@ export const orderAmounts = (
     ? { makerAmount: BigInt(usdc), takerAmount: BigInt(shares) }
     : { makerAmount: BigInt(shares), takerAmount: BigInt(usdc) }
 }
+
+/** A market (FOK/FAK) BUY's USDC amount has at most 2 decimals and its share amount at most 4, whatever the tick. */
+export const MARKET_BUY_USDC_STEP = F.of("0.01")
+export const MARKET_BUY_SHARES_STEP = F.of("0.0001")
+
+/**
+ * Amounts of an order the CLOB treats as a market order (FOK, FAK): a BUY spends at most `price × size` USDC cut to
+ * cents, for at least that USDC over `price` shares rounded up to 4 decimals (so the worst price stays within
+ * `price` and the shares never exceed `size`); a SELL is sized as a limit order.
+ */
+export const marketOrderAmounts = (
+  side: "BUY" | "SELL",
+  price: F.Fixed,
+  size: F.Fixed,
+  tick: F.Fixed
+): { readonly makerAmount: bigint; readonly takerAmount: bigint } => {
+  if (side === "SELL") return orderAmounts(side, price, size, tick)
+  if (price <= 0 || price >= F.ONE) throw new RangeError(`price ${F.format(price)} is outside (0, 1)`)
+  const shares = F.roundTo(size, SIZE_STEP, "down")
+  const usdc = F.roundTo(F.mul(price, shares, "down"), MARKET_BUY_USDC_STEP, "down")
+  const taking = F.min(F.roundTo(F.div(usdc, price, "up"), MARKET_BUY_SHARES_STEP, "up"), shares)
+  return { makerAmount: BigInt(usdc), takerAmount: BigInt(taking) }
+}
+
+/**
+ * The salt of the order placed for a client order id: the first six bytes of its keccak-256, so that the order's
+ * hash (its venue id) can be computed again from the request alone. The desk's client ids never repeat.
+ */
+export const saltOf = (clientOrderId: string): bigint => BigInt(keccak256(toHex(clientOrderId)).slice(0, 14))
 
 /** The two valid prices around one off the grid: what a refusal names. */
 export const nearestTicks = (price: F.Fixed, tick: F.Fixed): readonly [F.Fixed, F.Fixed] => {

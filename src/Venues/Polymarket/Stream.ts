@@ -48,7 +48,22 @@ const LastTradePriceMessage = Schema.Struct({
   transaction_hash: Schema.optional(Schema.String)
 })
 
-export const MarketMessage = Schema.Union(BookMessage, PriceChangeMessage, TickSizeChangeMessage, LastTradePriceMessage)
+/** A market resolved (sent with `custom_feature_enabled`): the winning token and outcome. */
+const MarketResolvedMessage = Schema.Struct({
+  event_type: Schema.Literal("market_resolved"),
+  market: Schema.String,
+  winning_asset_id: Schema.String,
+  winning_outcome: Schema.optional(Schema.String),
+  timestamp: Schema.optional(Schema.Union(Schema.String, Schema.Number))
+})
+
+export const MarketMessage = Schema.Union(
+  BookMessage,
+  PriceChangeMessage,
+  TickSizeChangeMessage,
+  LastTradePriceMessage,
+  MarketResolvedMessage
+)
 export type MarketMessage = typeof MarketMessage.Type
 
 /**
@@ -80,7 +95,13 @@ const parseFrame = <A>(
   return { messages, bad }
 }
 
-const MARKET_KINDS: ReadonlySet<string> = new Set(["book", "price_change", "tick_size_change", "last_trade_price"])
+const MARKET_KINDS: ReadonlySet<string> = new Set([
+  "book",
+  "price_change",
+  "tick_size_change",
+  "last_trade_price",
+  "market_resolved"
+])
 
 /** The messages of one text frame of the market channel (see {@link parseFrame}). */
 export const parseMarketFrame = (text: string) => parseFrame(text, MARKET_KINDS, MarketMessage)
@@ -151,6 +172,7 @@ export type BookUpdate =
       readonly side: "BUY" | "SELL"
       readonly ts: number
     }
+  | { readonly _tag: "Resolved"; readonly market: string; readonly winner: string; readonly ts: number }
 
 /** The books of every token the channel reports, kept from `book` snapshots and `price_change` entries. */
 export class MarketBooks {
@@ -183,7 +205,8 @@ export class MarketBooks {
           const b = this.books.get(e.asset_id)
           if (b === undefined) continue
           b.set(e.side, e.price, e.size, ts)
-          if (!out.some((u) => u.assetId === e.asset_id)) out.push({ _tag: "Book", assetId: e.asset_id, ts })
+          if (!out.some((u) => u._tag === "Book" && u.assetId === e.asset_id))
+            out.push({ _tag: "Book", assetId: e.asset_id, ts })
         }
         return out
       }
@@ -202,6 +225,8 @@ export class MarketBooks {
             ts: venueMs(m.timestamp)
           }
         ]
+      case "market_resolved":
+        return [{ _tag: "Resolved", market: m.market, winner: m.winning_asset_id, ts: venueMs(m.timestamp ?? 0) }]
     }
   }
 }
@@ -231,7 +256,8 @@ export const MakerOrder = Schema.Struct({
   matched_amount: Decimal,
   price: Decimal,
   outcome: Schema.optional(Schema.String),
-  owner: Schema.optional(Schema.String)
+  owner: Schema.optional(Schema.String),
+  fee_rate_bps: Schema.optional(Schema.Union(Schema.String, Schema.Number))
 })
 
 /** A trade touching an own order: `MATCHED`, then `MINED`/`CONFIRMED`, or `RETRYING`/`FAILED`. */
@@ -247,7 +273,7 @@ export const UserTradeMessage = Schema.Struct({
   taker_order_id: Schema.String,
   maker_orders: Schema.Array(MakerOrder),
   trader_side: Schema.optional(Schema.Literal("TAKER", "MAKER")),
-  fee_rate_bps: Schema.optional(Schema.String),
+  fee_rate_bps: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
   owner: Schema.optional(Schema.String),
   timestamp: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
   matchtime: Schema.optional(Schema.Union(Schema.String, Schema.Number))
@@ -267,14 +293,20 @@ export const parseUserFrame = (text: string) => parseFrame(text, USER_KINDS, Use
 /** How a channel connection behaves: the keep-alive and the reconnect backoff. */
 export interface ChannelOptions {
   readonly pingEvery: Duration.DurationInput
+  /** A connection that hears nothing (no message, no PONG) for this long is dropped and opened again. */
+  readonly staleAfter: Duration.DurationInput
   readonly backoffFirst: Duration.DurationInput
   readonly backoffMax: Duration.DurationInput
+  /** The clock the silence is measured on (ms). */
+  readonly now: () => number
 }
 
 export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   pingEvery: Duration.seconds(10),
+  staleAfter: Duration.seconds(20),
   backoffFirst: Duration.millis(250),
-  backoffMax: Duration.seconds(30)
+  backoffMax: Duration.seconds(30),
+  now: () => performance.timeOrigin + performance.now()
 }
 
 /** One connection's life: opened, each text frame, closed (with why). */
@@ -283,6 +315,10 @@ export interface ChannelHandlers {
   readonly onOpen: () => unknown
   readonly onFrame: (text: string) => void
   readonly onClose: (reason: string) => void
+  /** The connection was silent past `staleAfter` (ms since it last heard anything) and is being dropped. */
+  readonly onStale?: (silentMs: number) => void
+  /** Anything was heard (a frame or a PONG), at this time. */
+  readonly onHeard?: (at: number) => void
 }
 
 /** One connection until it closes or fails: sends the subscription, PINGs on a timer, hands frames on. */
@@ -291,19 +327,39 @@ const connectOnce = (url: string, handlers: ChannelHandlers, options: ChannelOpt
     const ws = new WebSocket(url)
     let ping: ReturnType<typeof setInterval> | undefined
     let opened = false
+    let heard = options.now()
+    const staleMs = Duration.toMillis(options.staleAfter)
     ws.on("open", () => {
       opened = true
+      heard = options.now()
       ws.send(JSON.stringify(handlers.onOpen()))
+      const every = Math.min(Duration.toMillis(options.pingEvery), Math.max(10, Math.floor(staleMs / 4)))
+      let sinceLastPing = 0
       ping = setInterval(() => {
-        if (ws.readyState === WebSocket.OPEN) ws.send("PING")
-      }, Duration.toMillis(options.pingEvery))
+        const silent = options.now() - heard
+        if (silent > staleMs) {
+          handlers.onStale?.(silent)
+          ws.terminate()
+          return
+        }
+        sinceLastPing += every
+        if (sinceLastPing >= Duration.toMillis(options.pingEvery) && ws.readyState === WebSocket.OPEN) {
+          sinceLastPing = 0
+          ws.send("PING")
+        }
+      }, every)
     })
     ws.on("message", (data, isBinary) => {
+      heard = options.now()
+      handlers.onHeard?.(heard)
       if (!isBinary) handlers.onFrame(data.toString())
     })
+    let finished = false
     const finish = (reason: string) => {
       if (ping !== undefined) clearInterval(ping)
       ping = undefined
+      if (finished) return
+      finished = true
       handlers.onClose(reason)
       resume(Effect.fail(opened ? `closed: ${reason}` : `could not connect: ${reason}`))
     }
@@ -328,9 +384,10 @@ const connectOnce = (url: string, handlers: ChannelHandlers, options: ChannelOpt
 export const runChannel = (
   url: string,
   handlers: ChannelHandlers,
-  options: ChannelOptions = DEFAULT_CHANNEL_OPTIONS
-): Effect.Effect<void, never, Scope.Scope> =>
-  connectOnce(url, handlers, options).pipe(
+  given: Partial<ChannelOptions> = {}
+): Effect.Effect<void, never, Scope.Scope> => {
+  const options: ChannelOptions = { ...DEFAULT_CHANNEL_OPTIONS, ...given }
+  return connectOnce(url, handlers, options).pipe(
     Effect.retry(
       Schedule.exponential(options.backoffFirst).pipe(
         Schedule.modifyDelay((d) => Duration.min(d, Duration.decode(options.backoffMax)))
@@ -343,6 +400,7 @@ export const runChannel = (
     Effect.forkScoped,
     Effect.asVoid
   )
+}
 
 /** The market channel's subscription for a set of tokens. */
 export const marketSubscription = (assetIds: ReadonlyArray<string>) => ({
@@ -384,6 +442,14 @@ export interface OwnFill {
   readonly amount: F.Fixed
   readonly liquidity: "maker" | "taker"
   readonly ts: number
+  /** The token price the leg traded at, and the fee rate (bps) the venue applied to it. */
+  readonly tokenPrice: F.Fixed
+  readonly feeRateBps: number
+}
+
+const bps = (x: string | number | undefined): number => {
+  const n = typeof x === "number" ? x : x === undefined ? 0 : Number(x)
+  return Number.isFinite(n) && n > 0 ? n : 0
 }
 
 /** What a trade update means for the ledger: a new fill, or the reversal of one counted before. */
@@ -416,7 +482,9 @@ export class OwnFills {
         price: yesPrice(taker, t.price),
         amount: t.size as F.Fixed,
         liquidity: "taker",
-        ts
+        ts,
+        tokenPrice: t.price as F.Fixed,
+        feeRateBps: bps(t.fee_rate_bps)
       })
     }
     for (const m of t.maker_orders) {
@@ -429,7 +497,9 @@ export class OwnFills {
         price: yesPrice(o, m.price),
         amount: m.matched_amount as F.Fixed,
         liquidity: "maker",
-        ts
+        ts,
+        tokenPrice: m.price as F.Fixed,
+        feeRateBps: bps(m.fee_rate_bps)
       })
     }
     const failed = t.status.toUpperCase() === "FAILED"

@@ -1,6 +1,6 @@
 /** The Polymarket venue behind the VenueGateway seam: Gamma catalog, the YES token's CLOB book, signed trading. */
 import type { HttpClient } from "@effect/platform"
-import { Clock, Deferred, Duration, Effect, Exit, PubSub, Random, Schedule, Schema, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Exit, PubSub, Schedule, Schema, Scope } from "effect"
 import type { Address } from "viem"
 import { getAddress } from "viem"
 import * as F from "../../Domain/Fixed.ts"
@@ -9,35 +9,59 @@ import {
   type Capabilities,
   type HeartbeatStatus,
   type PlaceOrderRequest,
+  type StreamStatus,
   type Venue,
   VenueError,
   type VenueEvent,
+  type VenueFill,
   type VenueOrder,
   type VenueOrderStatus
 } from "../../Services/VenueGateway.ts"
 import { classify, DEFAULT_HOSTS, type Hosts, type Identity, makeRest, type PolymarketRest } from "./Rest.ts"
 import {
   exchangeFor,
+  marketOrderAmounts,
   nearestTicks,
   type Order,
   orderAmounts,
+  orderHash,
   orderJson,
+  saltOf,
   type SignatureType,
+  timestampOf,
   signerOf,
   signOrder,
+  SIZE_STEP,
   ZERO_ADDRESS,
   ZERO_BYTES32
 } from "./Signing.ts"
 import {
+  type ChannelHandlers,
+  MakerOrder,
   MarketBooks,
   marketSubscription,
+  type OwnFill,
+  type OwnOrder,
   OwnFills,
   parseMarketFrame,
   parseUserFrame,
   runChannel,
+  type UserOrderMessage,
   userSubscription
 } from "./Stream.ts"
-import { ClobBook, DataTrades, GammaMarkets, type PolymarketMarket, toBook, toMarket, toTrade, VENUE } from "./Wire.ts"
+import {
+  ClobBook,
+  DataTrades,
+  Decimal,
+  fillFee,
+  GammaMarkets,
+  type PolymarketMarket,
+  toBook,
+  toMarket,
+  toTrade,
+  VENUE,
+  venueMs
+} from "./Wire.ts"
 
 /** The venue's settings, read from the environment by {@link configFromEnv}. */
 export interface PolymarketConfig {
@@ -56,6 +80,9 @@ export interface PolymarketConfig {
   readonly catalogPages: number
   /** How often the heartbeat is sent while an order rests (the venue cancels after about 10 s without one). */
   readonly heartbeatEvery: Duration.DurationInput
+  /** How often a channel is PINGed, and how long it may stay silent (no message, no PONG) before it is reopened. */
+  readonly pingEvery: Duration.DurationInput
+  readonly staleAfter: Duration.DurationInput
 }
 
 const positiveInt = (env: Readonly<Record<string, string | undefined>>, name: string, fallback: number): number => {
@@ -69,8 +96,13 @@ const positiveInt = (env: Readonly<Record<string, string | undefined>>, name: st
 export const configFromEnv = (env: Readonly<Record<string, string | undefined>>): PolymarketConfig => {
   const chain = env["POLYMARKET_CHAIN_ID"] ?? "137"
   if (chain !== "137" && chain !== "80002") throw new Error("POLYMARKET_CHAIN_ID must be 137 or 80002")
-  const type = env["POLYMARKET_SIGNATURE_TYPE"] ?? "0"
+  // a deposit wallet (type 3) is how new accounts trade; a bare key with no funder address can only be an EOA
+  const fundedBy = env["POLYMARKET_FUNDER"]
+  const type = env["POLYMARKET_SIGNATURE_TYPE"] || (fundedBy !== undefined && fundedBy !== "" ? "3" : "0")
   if (!/^[0-3]$/.test(type)) throw new Error("POLYMARKET_SIGNATURE_TYPE must be 0, 1, 2 or 3")
+  if (type !== "0" && (fundedBy === undefined || fundedBy === "") && env["POLYMARKET_PRIVATE_KEY"]) {
+    throw new Error(`POLYMARKET_SIGNATURE_TYPE=${type} needs POLYMARKET_FUNDER, the wallet's address`)
+  }
   const key = env["POLYMARKET_PRIVATE_KEY"]
   if (key !== undefined && key !== "" && !/^(0x)?[0-9a-fA-F]{64}$/.test(key)) {
     throw new Error("POLYMARKET_PRIVATE_KEY must be 32 bytes in hex")
@@ -93,7 +125,9 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
     timeout: Duration.seconds(10),
     catalogTtl: Duration.minutes(5),
     catalogPages: 20,
-    heartbeatEvery: Duration.millis(positiveInt(env, "POLYMARKET_HEARTBEAT_MS", 5000))
+    heartbeatEvery: Duration.millis(positiveInt(env, "POLYMARKET_HEARTBEAT_MS", 5000)),
+    pingEvery: Duration.millis(positiveInt(env, "POLYMARKET_PING_MS", 10_000)),
+    staleAfter: Duration.millis(positiveInt(env, "POLYMARKET_STALE_MS", 20_000))
   }
 }
 
@@ -109,7 +143,7 @@ export const polymarketCapabilities = (trading: boolean): Capabilities => ({
   cancel_all_orders: trading,
   edit_order: false,
   fetch_orders: trading,
-  fetch_my_trades: false,
+  fetch_my_trades: trading,
   fetch_positions: false,
   fetch_balance: false,
   post_only: trading,
@@ -139,28 +173,64 @@ const OpenOrder = Schema.Struct({
   original_size: Schema.String,
   size_matched: Schema.String,
   price: Schema.String,
-  created_at: Schema.optional(Schema.Number)
+  created_at: Schema.optional(Schema.Number),
+  expiration: Schema.optional(Schema.String)
 })
 type OpenOrder = typeof OpenOrder.Type
 
-const OpenOrdersPage = Schema.Struct({
-  data: Schema.Array(OpenOrder),
-  next_cursor: Schema.optional(Schema.NullOr(Schema.String))
+/** An own trade as `GET /data/trades` reports it. */
+const ClobTrade = Schema.Struct({
+  id: Schema.String,
+  taker_order_id: Schema.String,
+  market: Schema.String,
+  asset_id: Schema.String,
+  side: Schema.Literal("BUY", "SELL"),
+  size: Decimal,
+  price: Decimal,
+  status: Schema.String,
+  match_time: Schema.Union(Schema.String, Schema.Number),
+  fee_rate_bps: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
+  trader_side: Schema.optional(Schema.Literal("TAKER", "MAKER")),
+  maker_orders: Schema.Array(
+    Schema.extend(MakerOrder, Schema.Struct({ maker_address: Schema.optional(Schema.String) }))
+  )
 })
+type ClobTrade = typeof ClobTrade.Type
+
+const BalanceAnswer = Schema.Struct({ balance: Schema.String })
+
+/** A Data API position (`GET /positions?user=`): `redeemable` once its market resolved. */
+const DataPositions = Schema.Array(
+  Schema.Struct({
+    conditionId: Schema.String,
+    asset: Schema.String,
+    size: Decimal,
+    redeemable: Schema.optional(Schema.Boolean)
+  })
+)
 const Canceled = Schema.Struct({ canceled: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))) })
 const HeartbeatAnswer = Schema.Struct({ heartbeat_id: Schema.optional(Schema.NullOr(Schema.String)) })
 
 const fail = (kind: VenueError["kind"], reason: string) => Effect.fail(new VenueError({ venue: VENUE, kind, reason }))
 
 /** What we asked for, kept per venue order id: the venue knows the token, we know the YES side and client id. */
-interface Placed {
-  readonly clientOrderId: string
-  readonly nativeId: string
-  readonly side: "buy" | "sell"
+interface Placed extends OwnOrder {
   /** The YES price and size we asked for. */
   readonly price: F.Fixed
   readonly amount: F.Fixed
-  /** Whether the venue order is on the NO token (a `sell` placed as a BUY of NO at 1 − p). */
+  /** The shares of the venue order (a market BUY's may be a little under `amount`). */
+  readonly target: F.Fixed
+  readonly tokenId: string
+  readonly venueSide: "BUY" | "SELL"
+  /** When a GTD order expires (ms), else null. */
+  readonly expiresAt: number | null
+}
+
+/** The venue order a desk order becomes: which token, bought or sold, at which token price. */
+interface Leg {
+  readonly tokenId: string
+  readonly venueSide: "BUY" | "SELL"
+  readonly venuePrice: F.Fixed
   readonly onNoToken: boolean
 }
 
@@ -285,6 +355,9 @@ export const makePolymarketVenue = (
 
     // ------------------------------------------------------------------ trading
 
+    const clock = yield* Effect.clock
+    const nowMs = () => clock.unsafeCurrentTimeMillis()
+
     const ensureCreds = Effect.gen(function* () {
       if (identity === undefined) return yield* fail("not_supported", "trading needs POLYMARKET_PRIVATE_KEY")
       if (identity.creds !== undefined) return identity.creds
@@ -299,29 +372,68 @@ export const makePolymarketVenue = (
       return identity.creds
     })
 
+    /** The exchange version `/version` last reported: read again whenever the venue answers `order_version_mismatch`. */
     let exchangeVersion: number | undefined
-    const version = Effect.gen(function* () {
-      if (exchangeVersion !== undefined) return exchangeVersion
+    const readVersion = Effect.gen(function* () {
       const v = yield* rest.json({ family: "clob", host: "clob", method: "GET", path: "/version" }, VersionAnswer)
       exchangeVersion = v.version
       return v.version
     })
+    const version = Effect.suspend(() =>
+      exchangeVersion === undefined ? readVersion : Effect.succeed(exchangeVersion)
+    )
+    /** A market of the venue's second protocol trades on the version-3 exchange whatever `/version` says. */
+    const exchangeOf = (m: PolymarketMarket, v: number) =>
+      exchangeFor(config.chainId, m.protocol === 2 ? 3 : v, m.negRisk)
 
+    /** What we asked for, by venue order id (the order's hash), known before the order is sent. */
     const placed = new Map<string, Placed>()
     /** Orders last seen resting: while there is one, the heartbeat runs. */
     const resting = new Set<string>()
-    const byClientId = new Map<string, string>()
+    /** The hash of the order signed for each client order id. */
+    const signedFor = new Map<string, string>()
+
+    /** What we know of a venue order we may not have placed in this process: derived from its token and side. */
+    const derive = (o: OpenOrder, m: PolymarketMarket): Placed => {
+      const onNoToken = o.asset_id === m.noToken
+      const price = F.parse(o.price) ?? F.ZERO
+      const amount = F.parse(o.original_size) ?? F.ZERO
+      return {
+        clientOrderId: "",
+        nativeId: m.nativeId,
+        side: (o.side === "BUY") !== onNoToken ? "buy" : "sell",
+        price: onNoToken ? ((F.ONE - price) as F.Fixed) : price,
+        amount,
+        target: amount,
+        onNoToken,
+        tokenId: o.asset_id,
+        venueSide: o.side,
+        expiresAt: o.expiration !== undefined && Number(o.expiration) > 0 ? Number(o.expiration) * 1000 : null
+      }
+    }
+
+    const placedOf = (o: OpenOrder): Effect.Effect<Placed | undefined, VenueError> =>
+      Effect.gen(function* () {
+        const known = placed.get(o.id)
+        if (known !== undefined) return known
+        const m = yield* market(o.market)
+        if (m === undefined) return undefined
+        const p = derive(o, m)
+        placed.set(o.id, p)
+        return p
+      })
 
     const fromOpenOrder = (o: OpenOrder, p: Placed, now: number): VenueOrder => {
       const filled = F.parse(o.size_matched) ?? F.ZERO
+      const s = o.status.toUpperCase().replace(/^ORDER_STATUS_/, "")
       const status: VenueOrderStatus =
-        o.status === "LIVE" || o.status === "live"
+        s === "LIVE" || s === "DELAYED"
           ? "open"
-          : filled >= p.amount
+          : filled >= p.target || s === "MATCHED"
             ? "closed"
-            : o.status.toLowerCase().includes("cancel")
-              ? "canceled"
-              : "closed"
+            : p.expiresAt !== null && now >= p.expiresAt
+              ? "expired"
+              : "canceled"
       return {
         venueOrderId: o.id,
         clientOrderId: p.clientOrderId,
@@ -335,55 +447,137 @@ export const makePolymarketVenue = (
         cost: F.mul(filled, p.side === "buy" ? p.price : ((F.ONE - p.price) as F.Fixed)),
         fee: F.ZERO,
         queuePriorityPreserved: null,
-        updatedAt: (o.created_at ?? now / 1000) * 1000
+        updatedAt: o.created_at !== undefined ? o.created_at * 1000 : now
       }
     }
 
-    // own fills: counted once when matched; a failed trade is logged as a reversal (no VenueEvent carries it yet)
+    /** One own fill in our terms, with the fee the venue charged at the rate the trade reports. */
+    const toFill = (f: OwnFill): VenueFill => ({
+      tradeId: f.tradeId,
+      venueOrderId: f.venueOrderId,
+      clientOrderId: f.own.clientOrderId,
+      nativeId: f.own.nativeId,
+      side: f.own.side,
+      price: f.price,
+      amount: f.amount,
+      fee: fillFee(f.feeRateBps, byId.get(f.own.nativeId)?.fees.exponent ?? 1, f.tokenPrice, f.amount),
+      liquidity: f.liquidity,
+      ts: f.ts
+    })
+
+    // ------------------------------------------------------------------ stream state
+
+    const channels = new Map<string, StreamStatus & { opens: number }>()
+    const publish = (e: VenueEvent) => Effect.runSync(PubSub.publish(events, e))
+    /** Handlers that keep a channel's state and report it stale, resumed (market) or to be read back (user). */
+    const tracked = (channel: string, handlers: ChannelHandlers, resyncOnReopen: boolean): ChannelHandlers => {
+      channels.set(channel, { channel, state: "connecting", lastMessageAt: null, reconnects: 0, opens: 0 })
+      const update = (f: (s: StreamStatus & { opens: number }) => Partial<StreamStatus & { opens: number }>) => {
+        const s = channels.get(channel)
+        if (s !== undefined) channels.set(channel, { ...s, ...f(s) })
+      }
+      return {
+        onOpen: () => {
+          const at = nowMs()
+          const before = channels.get(channel)
+          update((s) => ({
+            state: "live",
+            opens: s.opens + 1,
+            reconnects: s.opens > 0 ? s.reconnects + 1 : 0,
+            lastMessageAt: at
+          }))
+          const sub = handlers.onOpen()
+          if (before !== undefined && before.opens > 0 && resyncOnReopen) {
+            publish({ _tag: "Stream", channel, state: "resync", lastMessageAgeMs: null, ts: at })
+          }
+          return sub
+        },
+        onFrame: handlers.onFrame,
+        onHeard: (at) => update(() => ({ lastMessageAt: at })),
+        onStale: (silentMs) => {
+          update(() => ({ state: "stale" }))
+          publish({ _tag: "Stream", channel, state: "stale", lastMessageAgeMs: silentMs, ts: nowMs() })
+        },
+        onClose: (reason) => {
+          update((s) => ({ state: s.state === "stale" ? "stale" : "connecting" }))
+          handlers.onClose(reason)
+        }
+      }
+    }
+    const channelOptions = { pingEvery: config.pingEvery, staleAfter: config.staleAfter, now: nowMs }
+
+    // own fills: counted once when matched; a failed trade is reported as a reversal
     const ownFills = new OwnFills((id) => placed.get(id))
     let userChannel = false
     /** Done once the user channel has connected: an own trade is only heard of on a subscribed channel. */
     const userOpen = yield* Deferred.make<void>()
+
+    /** A venue-side cancel (CANCELLATION: a heartbeat lapse, an expiry, the operator) as an `Order` event. */
+    const onUserOrder = (msg: UserOrderMessage) => {
+      if (msg.type.toUpperCase() !== "CANCELLATION") return
+      const m = byId.get(msg.market)
+      const row: OpenOrder = {
+        id: msg.id,
+        status: "CANCELED",
+        market: msg.market,
+        asset_id: msg.asset_id,
+        side: msg.side,
+        original_size: F.format(msg.original_size as F.Fixed),
+        size_matched: F.format(msg.size_matched as F.Fixed),
+        price: F.format(msg.price as F.Fixed)
+      }
+      const p = placed.get(msg.id) ?? (m === undefined ? undefined : derive(row, m))
+      if (p === undefined) return
+      placed.set(msg.id, p)
+      resting.delete(msg.id)
+      publish({ _tag: "Order", order: fromOpenOrder(row, p, nowMs()) })
+    }
+
     const startUserChannel = (creds: { key: string; secret: string; passphrase: string }) =>
       Effect.gen(function* () {
         if (!userChannel) {
           userChannel = true
-          yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/user`, {
-            onOpen: () => {
-              Deferred.unsafeDone(userOpen, Exit.void)
-              return userSubscription(creds, [])
-            },
-            onFrame: (text) => {
-              for (const msg of parseUserFrame(text).messages) {
-                if (msg.event_type !== "trade") continue
-                for (const c of ownFills.apply(msg)) {
-                  const f = c.fill
-                  const fill = {
-                    tradeId: f.tradeId,
-                    venueOrderId: f.venueOrderId,
-                    clientOrderId: f.own.clientOrderId,
-                    nativeId: f.own.nativeId,
-                    side: f.own.side,
-                    price: f.price,
-                    amount: f.amount,
-                    fee: F.ZERO,
-                    liquidity: f.liquidity,
-                    ts: f.ts
-                  }
-                  // a trade FAILED after it matched undoes the fill counted then, with an event that says so
-                  const event: VenueEvent =
-                    c._tag === "Reversed"
-                      ? { _tag: "FillReversed", fill, reason: "the venue reported the trade FAILED after it matched" }
-                      : { _tag: "Fill", fill }
-                  if (c._tag === "Reversed") {
-                    Effect.runSync(Effect.logWarning(`polymarket trade ${f.tradeId} failed after it matched: reversed`))
-                  }
-                  Effect.runSync(PubSub.publish(events, event))
+          const handlers = tracked(
+            "user",
+            {
+              onOpen: () => {
+                Deferred.unsafeDone(userOpen, Exit.void)
+                return userSubscription(creds, [])
+              },
+              onFrame: (text) => {
+                const frame = parseUserFrame(text)
+                for (const bad of frame.bad) {
+                  // an own order or trade we could not read: what the venue did is to be read back
+                  Effect.runSync(Effect.logWarning(`polymarket user channel: unreadable message (${bad})`))
+                  publish({ _tag: "Stream", channel: "user", state: "resync", lastMessageAgeMs: null, ts: nowMs() })
                 }
-              }
+                for (const msg of frame.messages) {
+                  if (msg.event_type === "order") {
+                    onUserOrder(msg)
+                    continue
+                  }
+                  for (const c of ownFills.apply(msg)) {
+                    const fill = toFill(c.fill)
+                    if (c._tag === "Reversed") {
+                      Effect.runSync(
+                        Effect.logWarning(`polymarket trade ${fill.tradeId} failed after it matched: reversed`)
+                      )
+                    }
+                    publish(
+                      c._tag === "Reversed"
+                        ? { _tag: "FillReversed", fill, reason: "the venue reported the trade FAILED after it matched" }
+                        : { _tag: "Fill", fill }
+                    )
+                  }
+                }
+              },
+              onClose: () => {}
             },
-            onClose: () => {}
-          }).pipe(Scope.extend(venueScope))
+            true
+          )
+          yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/user`, handlers, channelOptions).pipe(
+            Scope.extend(venueScope)
+          )
         }
         // the first placement waits a moment for the channel, so that its own fills are heard; never for long
         yield* Deferred.await(userOpen).pipe(Effect.timeout("2 seconds"), Effect.ignore)
@@ -407,112 +601,251 @@ export const makePolymarketVenue = (
         )
       })
 
-    const placeOrder = (r: PlaceOrderRequest): Effect.Effect<VenueOrder, VenueError> =>
+    /** Shares of one token the account holds, as the CLOB counts them (what a SELL may spend). */
+    const holding = (tokenId: string): Effect.Effect<F.Fixed, VenueError> =>
+      Effect.map(
+        rest.json(
+          {
+            family: "clob",
+            host: "clob",
+            method: "GET",
+            path: `/balance-allowance?asset_type=CONDITIONAL&token_id=${tokenId}&signature_type=${config.signatureType}`,
+            auth: "l2"
+          },
+          BalanceAnswer
+        ),
+        (a) => (/^\d+$/.test(a.balance) ? (Number(a.balance) as F.Fixed) : F.ZERO)
+      )
+
+    /**
+     * The venue order a desk order becomes. YES and NO do not net on Polymarket: a `sell` while YES is held sells YES
+     * at p, a `buy` while NO is held sells NO at 1 − p; otherwise a buy is a BUY of YES at p and a sell a BUY of NO
+     * at 1 − p. An order larger than the held side is refused (it would leave both sides held): close first.
+     */
+    const legFor = (m: PolymarketMarket, r: PlaceOrderRequest): Effect.Effect<Leg, VenueError> =>
       Effect.gen(function* () {
-        const creds = yield* ensureCreds
-        yield* startUserChannel(creds)
-        const m = yield* requireMarket(r.nativeId)
-        if (!m.acceptingOrders) return yield* fail("market_closed", `${m.nativeId} is not accepting orders`)
-        if (!F.isMultipleOf(r.price, m.tick) || r.price <= 0 || r.price >= F.ONE) {
-          const [below, above] = nearestTicks(r.price, m.tick)
+        const mirror = (F.ONE - r.price) as F.Fixed
+        if (r.side === "sell" && r.reduceOnly) {
+          return { tokenId: m.yesToken, venueSide: "SELL", venuePrice: r.price, onNoToken: false } as const
+        }
+        const closing = r.side === "sell" ? m.yesToken : m.noToken
+        const held = yield* holding(closing)
+        if (held >= F.roundTo(r.amount, SIZE_STEP, "down")) {
+          return r.side === "sell"
+            ? ({ tokenId: m.yesToken, venueSide: "SELL", venuePrice: r.price, onNoToken: false } as const)
+            : ({ tokenId: m.noToken, venueSide: "SELL", venuePrice: mirror, onNoToken: true } as const)
+        }
+        if (held >= SIZE_STEP) {
+          const leg = r.side === "sell" ? "YES" : "NO"
           return yield* fail(
             "rejected",
-            `INVALID_ORDER_MIN_TICK_SIZE: price ${F.format(r.price)} is off the ${F.format(m.tick)} grid; nearest valid prices ${F.format(below)} and ${F.format(above)}`
+            `the account holds ${F.format(held)} ${leg} shares of ${m.nativeId}; YES and NO do not net on Polymarket, so a ${r.side} of ${F.format(r.amount)} would hold both: ${r.side} at most ${F.format(held)} to close the ${leg} shares, then the rest`
           )
         }
-        if (r.amount < m.minSize) {
-          return yield* fail("rejected", `INVALID_ORDER_MIN_SIZE: the minimum size is ${F.format(m.minSize)}`)
-        }
-        // buy = BUY YES at p; sell = BUY NO at 1 − p, or with reduce_only a SELL of the YES held, at p
-        const sellYes = r.side === "sell" && r.reduceOnly
-        const onNoToken = r.side === "sell" && !r.reduceOnly
-        const tokenId = onNoToken ? m.noToken : m.yesToken
-        const venuePrice = onNoToken ? ((F.ONE - r.price) as F.Fixed) : r.price
-        const venueSide = sellYes ? "SELL" : "BUY"
-        const amounts = orderAmounts(venueSide, venuePrice, r.amount, m.tick)
-        const v = yield* version
-        const exchange = exchangeFor(config.chainId, v, m.negRisk)
+        return r.side === "buy"
+          ? ({ tokenId: m.yesToken, venueSide: "BUY", venuePrice: r.price, onNoToken: false } as const)
+          : ({ tokenId: m.noToken, venueSide: "BUY", venuePrice: mirror, onNoToken: true } as const)
+      })
+
+    /** A failure before the order was sent: it certainly never reached the venue. */
+    const notSent = (e: VenueError) =>
+      e.kind === "timeout" || e.kind === "unavailable"
+        ? new VenueError({
+            venue: e.venue,
+            kind: e.kind,
+            reason: e.reason,
+            sent: false,
+            ...(e.retryAfterS === undefined ? {} : { retryAfterS: e.retryAfterS })
+          })
+        : e
+
+    /** The order signed for a request on an exchange: the salt comes from the client id, so its hash is known. */
+    const signedOrder = (r: PlaceOrderRequest, m: PolymarketMarket, leg: Leg, timestamp: number): Order => {
+      const market = r.timeInForce === "ioc" || r.timeInForce === "fok"
+      const amounts = (market ? marketOrderAmounts : orderAmounts)(leg.venueSide, leg.venuePrice, r.amount, m.tick)
+      const maker = funder!
+      return {
+        salt: saltOf(r.clientOrderId),
+        maker,
+        signer: config.signatureType === 3 ? maker : identity!.signer.address,
+        tokenId: leg.tokenId,
+        makerAmount: amounts.makerAmount,
+        takerAmount: amounts.takerAmount,
+        side: leg.venueSide,
+        signatureType: config.signatureType,
+        timestamp: BigInt(timestamp),
+        metadata: ZERO_BYTES32,
+        builder: ZERO_BYTES32,
+        // the venue expires a GTD order a minute before the expiration it is given
+        expiration: r.timeInForce === "gtd" && r.expiresAt !== null ? BigInt(Math.ceil(r.expiresAt / 1000) + 60) : 0n,
+        taker: ZERO_ADDRESS,
+        nonce: 0n,
+        feeRateBps: 0n
+      }
+    }
+
+    const DEPOSIT_WALLET =
+      "; new accounts trade through a deposit wallet: set POLYMARKET_FUNDER to its address and POLYMARKET_SIGNATURE_TYPE=3"
+
+    const submit = (
+      r: PlaceOrderRequest,
+      m: PolymarketMarket,
+      leg: Leg,
+      creds: { key: string },
+      mayRetry: boolean
+    ): Effect.Effect<VenueOrder, VenueError> =>
+      Effect.gen(function* () {
+        const v = yield* version.pipe(Effect.mapError(notSent))
+        const exchange = exchangeOf(m, v)
         if (exchange === undefined) {
-          return yield* fail("not_supported", `no known exchange for chain ${config.chainId}, version ${v}`)
+          return yield* Effect.fail(
+            new VenueError({
+              venue: VENUE,
+              kind: "not_supported",
+              reason: `no known exchange for chain ${config.chainId}, version ${v}`,
+              sent: false
+            })
+          )
         }
         const now = yield* Clock.currentTimeMillis
-        const salt = BigInt(yield* Random.nextIntBetween(1, 2 ** 31 - 1))
-        const maker = funder!
+        const order = signedOrder(r, m, leg, now)
+        const hash = orderHash(exchange, order)
+        const signature = yield* Effect.promise(() => signOrder(identity!.signer, exchange, order))
+        const market = r.timeInForce === "ioc" || r.timeInForce === "fok"
         const orderType =
           r.timeInForce === "gtc" ? "GTC" : r.timeInForce === "gtd" ? "GTD" : r.timeInForce === "fok" ? "FOK" : "FAK"
-        // the venue expires a GTD order a minute before the expiration it is given
-        const expiration =
-          r.timeInForce === "gtd" && r.expiresAt !== null ? BigInt(Math.ceil(r.expiresAt / 1000) + 60) : 0n
-        const order: Order = {
-          salt,
-          maker,
-          signer: config.signatureType === 3 ? maker : identity!.signer.address,
-          tokenId,
-          makerAmount: amounts.makerAmount,
-          takerAmount: amounts.takerAmount,
-          side: venueSide,
-          signatureType: config.signatureType,
-          timestamp: BigInt(now),
-          metadata: ZERO_BYTES32,
-          builder: ZERO_BYTES32,
-          expiration,
-          taker: ZERO_ADDRESS,
-          nonce: 0n,
-          feeRateBps: 0n
-        }
-        const signature = yield* Effect.promise(() => signOrder(identity!.signer, exchange, order))
-        const body = {
-          order: orderJson(order, signature, v),
-          owner: creds.key,
-          orderType,
-          ...(r.postOnly ? { postOnly: true } : {})
-        }
-        const answer = yield* rest
-          .json({ family: "order", host: "clob", method: "POST", path: "/order", body, auth: "l2" }, PostOrderAnswer)
-          .pipe(
-            Effect.catchIf(
-              (e) => e.kind === "rejected" && e.reason.includes("INVALID_ORDER_MIN_TICK_SIZE"),
-              (e) => refusedTick(m, r.price, e.reason)
-            )
-          )
-        if (answer.success === false || answer.orderID === undefined || answer.orderID === "") {
-          if ((answer.errorMsg ?? "").includes("INVALID_ORDER_MIN_TICK_SIZE")) {
-            return yield* refusedTick(m, r.price, answer.errorMsg ?? "")
-          }
-          return yield* Effect.fail(
-            classify(400, JSON.stringify({ errorMsg: answer.errorMsg ?? "refused" }), undefined)
-          )
-        }
         const p: Placed = {
           clientOrderId: r.clientOrderId,
           nativeId: m.nativeId,
           side: r.side,
           price: r.price,
-          amount: F.roundTo(r.amount, F.of("0.01"), "down"),
-          onNoToken
+          amount: F.roundTo(r.amount, SIZE_STEP, "down"),
+          target: Number(leg.venueSide === "BUY" ? order.takerAmount : order.makerAmount) as F.Fixed,
+          onNoToken: leg.onNoToken,
+          tokenId: leg.tokenId,
+          venueSide: leg.venueSide,
+          expiresAt: order.expiration > 0n ? (Number(order.expiration) - 60) * 1000 : null
         }
-        placed.set(answer.orderID, p)
-        resting.add(answer.orderID)
-        byClientId.set(r.clientOrderId, answer.orderID)
-        const shares = F.parse(venueSide === "BUY" ? (answer.takingAmount ?? "0") : (answer.makingAmount ?? "0"))
+        // known before the request leaves: a fill streamed before the answer, or a look-up after a lost answer,
+        // finds the order by its hash
+        placed.set(hash, p)
+        signedFor.set(r.clientOrderId, hash)
+        const body = {
+          order: orderJson(order, signature, exchange.version),
+          owner: creds.key,
+          orderType,
+          ...(r.postOnly ? { postOnly: true } : {})
+        }
+        const refused = (e: VenueError): Effect.Effect<VenueOrder, VenueError> =>
+          Effect.gen(function* () {
+            if (e.kind === "rejected" && e.reason.includes("INVALID_ORDER_MIN_TICK_SIZE")) {
+              return yield* refusedTick(m, r.price, e.reason)
+            }
+            if (mayRetry && e.reason.includes("order_version_mismatch")) {
+              // the venue moved to another exchange version: read it again, sign again, send once more
+              const now = yield* readVersion
+              if (now !== v) return yield* submit(r, m, leg, creds, false)
+            }
+            if (/deposit wallet/i.test(e.reason)) {
+              return yield* fail("rejected", `${e.reason}${DEPOSIT_WALLET}`)
+            }
+            return yield* Effect.fail(e)
+          })
+        const sent = yield* rest
+          .json({ family: "order", host: "clob", method: "POST", path: "/order", body, auth: "l2" }, PostOrderAnswer)
+          .pipe(Effect.either)
+        if (Either.isLeft(sent)) return yield* refused(sent.left)
+        const answer = sent.right
+        if (answer.success === false || ((answer.orderID ?? "") === "" && (answer.errorMsg ?? "") !== "")) {
+          return yield* refused(classify(400, JSON.stringify({ errorMsg: answer.errorMsg ?? "refused" }), undefined))
+        }
+        if (answer.orderID === undefined || answer.orderID === "") {
+          // neither a refusal nor an order: the outcome is unknown, and the hash finds it later
+          return yield* fail("unavailable", "the venue's answer carries no order id")
+        }
+        const id = answer.orderID
+        if (id !== hash) {
+          yield* Effect.logWarning(`polymarket order id ${id} is not the hash computed before sending (${hash})`)
+          placed.set(id, p)
+          signedFor.set(r.clientOrderId, id)
+        }
+        resting.add(id)
+        const shares = F.parse(leg.venueSide === "BUY" ? (answer.takingAmount ?? "0") : (answer.makingAmount ?? "0"))
         const filled = (shares ?? F.ZERO) as F.Fixed
-        const status: VenueOrderStatus =
-          filled >= p.amount ? "closed" : orderType === "FOK" || orderType === "FAK" ? "canceled" : "open"
-        if (status !== "open") resting.delete(answer.orderID)
+        const said = (answer.status ?? "").toLowerCase()
+        // a delayed order (a marketable FAK/FOK held back by the venue) is not canceled: it may still fill
+        const venueStatus =
+          filled >= p.target ? "MATCHED" : said === "delayed" ? "DELAYED" : market ? "CANCELED" : "LIVE"
+        if (venueStatus !== "LIVE") resting.delete(id)
         return fromOpenOrder(
           {
-            id: answer.orderID,
-            status: status === "open" ? "LIVE" : status === "closed" ? "MATCHED" : "CANCELED",
+            id,
+            status: venueStatus,
             market: m.nativeId,
-            asset_id: tokenId,
-            side: venueSide,
-            original_size: F.format(p.amount),
+            asset_id: leg.tokenId,
+            side: leg.venueSide,
+            original_size: F.format(p.target),
             size_matched: F.format(filled),
-            price: F.format(venuePrice)
+            price: F.format(leg.venuePrice)
           },
           p,
           now
         )
+      })
+
+    const placeOrder = (r: PlaceOrderRequest): Effect.Effect<VenueOrder, VenueError> =>
+      Effect.gen(function* () {
+        const prepared = yield* Effect.gen(function* () {
+          const creds = yield* ensureCreds
+          yield* startUserChannel(creds)
+          const m = yield* requireMarket(r.nativeId)
+          if (!m.acceptingOrders) return yield* fail("market_closed", `${m.nativeId} is not accepting orders`)
+          if (!F.isMultipleOf(r.price, m.tick) || r.price <= 0 || r.price >= F.ONE) {
+            const [below, above] = nearestTicks(r.price, m.tick)
+            return yield* fail(
+              "rejected",
+              `INVALID_ORDER_MIN_TICK_SIZE: price ${F.format(r.price)} is off the ${F.format(m.tick)} grid; nearest valid prices ${F.format(below)} and ${F.format(above)}`
+            )
+          }
+          if (r.amount < m.minSize) {
+            return yield* fail("rejected", `INVALID_ORDER_MIN_SIZE: the minimum size is ${F.format(m.minSize)}`)
+          }
+          if (r.postOnly && (r.timeInForce === "ioc" || r.timeInForce === "fok")) {
+            return yield* fail("rejected", "post-only is refused for FOK and FAK orders")
+          }
+          const leg = yield* legFor(m, r)
+          return { creds, m, leg }
+        }).pipe(Effect.mapError(notSent))
+        return yield* submit(r, prepared.m, prepared.leg, prepared.creds, true)
+      })
+
+    /** One L2 read of the CLOB that pages with `next_cursor` until the venue's last-page mark, every page. */
+    const pages = <A>(path: string, row: Schema.Schema<A, any>): Effect.Effect<ReadonlyArray<A>, VenueError> =>
+      Effect.gen(function* () {
+        const Page = Schema.Struct({
+          data: Schema.Array(row),
+          next_cursor: Schema.optional(Schema.NullOr(Schema.String))
+        })
+        const out: Array<A> = []
+        let cursor = ""
+        const join = path.includes("?") ? "&" : "?"
+        for (let page = 0; page < 1000; page++) {
+          const r = yield* rest.json(
+            {
+              family: "clob",
+              host: "clob",
+              method: "GET",
+              path: `${path}${cursor === "" ? "" : `${join}next_cursor=${encodeURIComponent(cursor)}`}`,
+              auth: "l2"
+            },
+            Page
+          )
+          out.push(...r.data)
+          if (r.next_cursor === undefined || r.next_cursor === null || r.next_cursor === "LTE=" || r.data.length === 0)
+            break
+          cursor = r.next_cursor
+        }
+        return out
       })
 
     /**
@@ -524,55 +857,228 @@ export const makePolymarketVenue = (
       yield* startUserChannel(creds)
       const now = yield* Clock.currentTimeMillis
       const out: Array<VenueOrder> = []
-      let cursor = ""
-      for (let page = 0; page < 100; page++) {
-        const r = yield* rest.json(
-          {
-            family: "clob",
-            host: "clob",
-            method: "GET",
-            path: `/data/orders${cursor === "" ? "" : `?next_cursor=${encodeURIComponent(cursor)}`}`,
-            auth: "l2"
-          },
-          OpenOrdersPage
-        )
-        for (const o of r.data) {
-          const m = yield* market(o.market)
-          if (m === undefined) continue
-          const onNoToken = o.asset_id === m.noToken
-          const price = F.parse(o.price) ?? F.ZERO
-          const p: Placed = placed.get(o.id) ?? {
-            clientOrderId: "",
-            nativeId: m.nativeId,
-            side: onNoToken || o.side === "SELL" ? "sell" : "buy",
-            price: onNoToken ? ((F.ONE - price) as F.Fixed) : price,
-            amount: F.parse(o.original_size) ?? F.ZERO,
-            onNoToken
-          }
-          placed.set(o.id, p)
-          const view = fromOpenOrder(o, p, now)
-          if (view.status === "open") resting.add(o.id)
-          out.push(view)
-        }
-        if (r.next_cursor === undefined || r.next_cursor === null || r.next_cursor === "LTE=" || r.data.length === 0)
-          break
-        cursor = r.next_cursor
+      for (const o of yield* pages("/data/orders", OpenOrder)) {
+        const p = yield* placedOf(o)
+        if (p === undefined) continue
+        const view = fromOpenOrder(o, p, now)
+        if (view.status === "open") resting.add(o.id)
+        out.push(view)
       }
       return out
     })
 
-    const readOrder = (venueOrderId: string): Effect.Effect<VenueOrder, VenueError> =>
+    /** The venue's record of one order, or undefined when it has none. */
+    const orderRow = (venueOrderId: string): Effect.Effect<OpenOrder | undefined, VenueError> =>
+      rest
+        .json(
+          { family: "clob", host: "clob", method: "GET", path: `/data/order/${venueOrderId}`, auth: "l2" },
+          Schema.NullOr(OpenOrder)
+        )
+        .pipe(
+          Effect.map((o) => o ?? undefined),
+          Effect.catchIf(
+            (e) => e.kind === "rejected" && e.reason.startsWith("not found"),
+            () => Effect.succeed(undefined)
+          )
+        )
+
+    const orderById = (venueOrderId: string): Effect.Effect<VenueOrder | undefined, VenueError> =>
       Effect.gen(function* () {
         yield* ensureCreds
-        const p = placed.get(venueOrderId)
-        if (p === undefined) return yield* fail("rejected", `order ${venueOrderId} was not placed by this server`)
-        const o = yield* rest.json(
-          { family: "clob", host: "clob", method: "GET", path: `/data/order/${venueOrderId}`, auth: "l2" },
-          OpenOrder
-        )
+        const o = yield* orderRow(venueOrderId)
+        if (o === undefined) return undefined
+        const p = yield* placedOf(o)
+        if (p === undefined) return undefined
         const view = fromOpenOrder(o, p, yield* Clock.currentTimeMillis)
         if (view.status !== "open") resting.delete(venueOrderId)
         return view
+      })
+
+    const readOrder = (venueOrderId: string): Effect.Effect<VenueOrder, VenueError> =>
+      Effect.flatMap(orderById(venueOrderId), (o) =>
+        o === undefined ? fail("rejected", `the venue has no order ${venueOrderId}`) : Effect.succeed(o)
+      )
+
+    /** Own trades since `since` (ms), every page, FAILED ones left out. */
+    const ownTrades = (since: number, marketId?: string) =>
+      pages(
+        `/data/trades?after=${Math.floor(since / 1000)}${marketId === undefined ? "" : `&market=${marketId}`}`,
+        ClobTrade
+      )
+
+    /** The own legs of a trade the CLOB reports, as fills on our YES leg. */
+    const legsOf = (t: ClobTrade, m: PolymarketMarket, key: string): Array<OwnFill> => {
+      const ts = venueMs(t.match_time) < 1e12 ? venueMs(t.match_time) * 1000 : venueMs(t.match_time)
+      const own = (orderId: string, token: string, side: "BUY" | "SELL", price: number, size: number): OwnOrder => {
+        const known = placed.get(orderId)
+        if (known !== undefined) return known
+        const row: OpenOrder = {
+          id: orderId,
+          status: "MATCHED",
+          market: m.nativeId,
+          asset_id: token,
+          side,
+          original_size: F.format(size as F.Fixed),
+          size_matched: F.format(size as F.Fixed),
+          price: F.format(price as F.Fixed)
+        }
+        const p = derive(row, m)
+        placed.set(orderId, p)
+        return p
+      }
+      const yes = (o: OwnOrder, price: number) => (o.onNoToken ? F.ONE - price : price) as F.Fixed
+      const out: Array<OwnFill> = []
+      if (t.trader_side === "TAKER" || placed.has(t.taker_order_id)) {
+        const o = own(t.taker_order_id, t.asset_id, t.side, t.price, t.size)
+        out.push({
+          tradeId: `${t.id}:${t.taker_order_id}`,
+          venueOrderId: t.taker_order_id,
+          own: o,
+          price: yes(o, t.price),
+          amount: t.size as F.Fixed,
+          liquidity: "taker",
+          ts,
+          tokenPrice: t.price as F.Fixed,
+          feeRateBps: Number(t.fee_rate_bps ?? 0) || 0
+        })
+      }
+      for (const mo of t.maker_orders) {
+        const mine =
+          placed.has(mo.order_id) ||
+          mo.owner === key ||
+          (mo.maker_address !== undefined &&
+            funder !== undefined &&
+            mo.maker_address.toLowerCase() === funder.toLowerCase())
+        if (!mine) continue
+        // a maker on the taker's token took the other side; on the other token, the same side (a mint or merge)
+        const side = mo.asset_id === t.asset_id ? (t.side === "BUY" ? "SELL" : "BUY") : t.side
+        const o = own(mo.order_id, mo.asset_id, side, mo.price, mo.matched_amount)
+        out.push({
+          tradeId: `${t.id}:${mo.order_id}`,
+          venueOrderId: mo.order_id,
+          own: o,
+          price: yes(o, mo.price),
+          amount: mo.matched_amount as F.Fixed,
+          liquidity: "maker",
+          ts,
+          tokenPrice: mo.price as F.Fixed,
+          feeRateBps: Number(mo.fee_rate_bps ?? 0) || 0
+        })
+      }
+      return out
+    }
+
+    const fillsSince = (since: number): Effect.Effect<ReadonlyArray<VenueFill>, VenueError> =>
+      Effect.gen(function* () {
+        const creds = yield* ensureCreds
+        const out: Array<VenueFill> = []
+        for (const t of yield* ownTrades(since)) {
+          if (t.status.toUpperCase() === "FAILED") continue
+          const m = yield* market(t.market)
+          if (m === undefined) continue
+          for (const leg of legsOf(t, m, creds.key)) if (leg.ts >= since) out.push(toFill(leg))
+        }
+        return out.sort((a, b) => a.ts - b.ts || (a.tradeId < b.tradeId ? -1 : a.tradeId > b.tradeId ? 1 : 0))
+      })
+
+    /**
+     * The order signed for a request, found again without its hash (after a restart): the venue's orders on the
+     * market of the request's shape whose hash, with the salt of this client id and a creation time within 15 s of the
+     * venue's, is their id. Undefined when none is.
+     */
+    const findSigned = (r: PlaceOrderRequest): Effect.Effect<VenueOrder | undefined, VenueError> =>
+      Effect.gen(function* () {
+        const creds = yield* ensureCreds
+        const m = yield* requireMarket(r.nativeId)
+        const v = yield* version
+        const exchange = exchangeOf(m, v)
+        if (exchange === undefined) return yield* fail("unavailable", `no known exchange for version ${v}`)
+        const candidates = new Map<string, OpenOrder>()
+        for (const o of yield* pages(`/data/orders?market=${m.nativeId}`, OpenOrder)) candidates.set(o.id, o)
+        for (const t of yield* ownTrades(0, m.nativeId)) {
+          for (const leg of legsOf(t, m, creds.key)) {
+            if (candidates.has(leg.venueOrderId)) continue
+            const o = yield* orderRow(leg.venueOrderId)
+            if (o !== undefined) candidates.set(o.id, o)
+          }
+        }
+        const legs: ReadonlyArray<Leg> = [
+          { tokenId: m.yesToken, venueSide: "BUY", venuePrice: r.price, onNoToken: false },
+          { tokenId: m.yesToken, venueSide: "SELL", venuePrice: r.price, onNoToken: false },
+          { tokenId: m.noToken, venueSide: "BUY", venuePrice: (F.ONE - r.price) as F.Fixed, onNoToken: true },
+          { tokenId: m.noToken, venueSide: "SELL", venuePrice: (F.ONE - r.price) as F.Fixed, onNoToken: true }
+        ]
+        for (const o of candidates.values()) {
+          const leg = legs.find((l) => l.tokenId === o.asset_id && l.venueSide === o.side)
+          if (leg === undefined || o.created_at === undefined) continue
+          const around = o.created_at * 1000
+          const shape = signedOrder(r, m, leg, around)
+          // only an order of the request's size is worth the search (it blocks while it runs)
+          const shares = Number(leg.venueSide === "BUY" ? shape.takerAmount : shape.makerAmount)
+          if (F.parse(o.original_size) !== shares) continue
+          yield* Effect.yieldNow()
+          const ts = timestampOf(exchange, shape, o.id, around - 15_000, around + 15_000)
+          if (ts !== undefined) {
+            const target = F.parse(o.original_size) ?? F.ZERO
+            const p: Placed = {
+              clientOrderId: r.clientOrderId,
+              nativeId: m.nativeId,
+              side: r.side,
+              price: r.price,
+              amount: F.roundTo(r.amount, SIZE_STEP, "down"),
+              target,
+              onNoToken: leg.onNoToken,
+              tokenId: leg.tokenId,
+              venueSide: leg.venueSide,
+              expiresAt: r.timeInForce === "gtd" ? r.expiresAt : null
+            }
+            placed.set(o.id, p)
+            signedFor.set(r.clientOrderId, o.id)
+            return fromOpenOrder(o, p, yield* Clock.currentTimeMillis)
+          }
+        }
+        return undefined
+      })
+
+    const orderByClientId = (
+      clientOrderId: string,
+      request?: PlaceOrderRequest
+    ): Effect.Effect<VenueOrder | undefined, VenueError> =>
+      Effect.gen(function* () {
+        const hash = signedFor.get(clientOrderId)
+        if (hash !== undefined) return yield* orderById(hash)
+        if (request !== undefined) return yield* findSigned(request)
+        // without the request nothing can be looked for: no order of this client id was signed since the start
+        return undefined
+      })
+
+    /** Markets the account held that resolved since `since` (ms), with the YES payout, from redeemable positions. */
+    const settlementsSince = (since: number) =>
+      Effect.gen(function* () {
+        if (funder === undefined) return yield* fail("not_supported", "trading needs POLYMARKET_PRIVATE_KEY")
+        const rows = yield* rest.json(
+          {
+            family: "data",
+            host: "data",
+            method: "GET",
+            path: `/positions?user=${funder}&redeemable=true&sizeThreshold=0`
+          },
+          DataPositions
+        )
+        const out: Array<{ nativeId: string; payout: F.Fixed; ts: number }> = []
+        const now = yield* Clock.currentTimeMillis
+        for (const id of new Set(rows.filter((p) => p.redeemable !== false).map((p) => p.conditionId))) {
+          const fresh = yield* rest.json(
+            { family: "gamma", host: "gamma", method: "GET", path: `/markets?condition_ids=${id}&closed=true` },
+            GammaMarkets
+          )
+          const m = fresh.map((g) => toMarket(g)).find((x) => x !== undefined)
+          if (m === undefined || m.result === null) continue
+          remember(m)
+          const ts = m.closedAt ?? now
+          if (ts >= since) out.push({ nativeId: m.nativeId, payout: m.result === "yes" ? F.ONE : F.ZERO, ts })
+        }
+        return out.sort((a, b) => a.ts - b.ts)
       })
 
     const cancelOrder = (venueOrderId: string): Effect.Effect<VenueOrder, VenueError> =>
@@ -667,6 +1173,7 @@ export const makePolymarketVenue = (
       return yield* PubSub.subscribe(events)
     })
 
+    let watches = 0
     /** Streams the YES books of these markets into the event queue, for as long as the scope lasts. */
     const watch = (nativeIds: ReadonlyArray<string>): Effect.Effect<void, VenueError, Scope.Scope> =>
       Effect.gen(function* () {
@@ -688,28 +1195,55 @@ export const makePolymarketVenue = (
             }
           })
         )
-        yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/market`, {
-          onOpen: () => {
-            // this connection's books are trusted again only from the fresh snapshots it is about to send
-            for (const t of byToken.keys()) books.books.delete(t)
-            return marketSubscription([...byToken.keys()])
-          },
-          onFrame: (text) => {
-            for (const msg of parseMarketFrame(text).messages) {
-              for (const u of books.apply(msg)) {
-                const nativeId = byToken.get(u.assetId)
-                if (u._tag === "Book" && nativeId !== undefined) {
-                  Effect.runSync(PubSub.publish(events, { _tag: "Book", nativeId, ts: u.ts }))
-                }
-                // Only YES tokens are subscribed: their last trade is the YES price.
-                if (u._tag === "Trade" && nativeId !== undefined) {
-                  Effect.runSync(PubSub.publish(events, { _tag: "Trade", nativeId, price: u.price, ts: u.ts }))
+        const channel = `market:${++watches}`
+        yield* Effect.addFinalizer(() => Effect.sync(() => channels.delete(channel)))
+        /** Set on a reopen: the first fresh snapshot after it says the stream resumed. */
+        let reopened = false
+        let opens = 0
+        const handlers = tracked(
+          channel,
+          {
+            onOpen: () => {
+              if (opens++ > 0) reopened = true
+              // this connection's books are trusted again only from the fresh snapshots it is about to send
+              for (const t of byToken.keys()) books.books.delete(t)
+              return marketSubscription([...byToken.keys()])
+            },
+            onFrame: (text) => {
+              for (const msg of parseMarketFrame(text).messages) {
+                for (const u of books.apply(msg)) {
+                  if (u._tag === "Resolved") {
+                    const m = byId.get(u.market)
+                    if (m === undefined || !ms.some((x) => x.nativeId === m.nativeId)) continue
+                    const payout = u.winner === m.yesToken ? F.ONE : F.ZERO
+                    byId.set(m.nativeId, { ...m, status: "settled", result: payout === F.ONE ? "yes" : "no" })
+                    catalog = undefined
+                    publish({ _tag: "Settled", nativeId: m.nativeId, payout, ts: u.ts > 0 ? u.ts : nowMs() })
+                    continue
+                  }
+                  const nativeId = byToken.get(u.assetId)
+                  if (u._tag === "Book" && nativeId !== undefined) {
+                    if (reopened) {
+                      reopened = false
+                      publish({ _tag: "Stream", channel, state: "resumed", lastMessageAgeMs: null, ts: nowMs() })
+                    }
+                    publish({ _tag: "Book", nativeId, ts: u.ts })
+                  }
+                  // Only YES tokens are subscribed: their last trade is the YES price.
+                  if (u._tag === "Trade" && nativeId !== undefined) {
+                    publish({ _tag: "Trade", nativeId, price: u.price, ts: u.ts })
+                  }
                 }
               }
+            },
+            // a book the socket no longer keeps is read from REST until the fresh snapshots arrive
+            onClose: () => {
+              for (const t of byToken.keys()) books.books.delete(t)
             }
           },
-          onClose: () => {}
-        })
+          false
+        )
+        yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/market`, handlers, channelOptions)
       })
 
     const venue: Venue & { readonly watch: typeof watch } = {
@@ -733,10 +1267,18 @@ export const makePolymarketVenue = (
       cancelOrder,
       amendOrder: () => fail("not_supported", "Polymarket has no amend: cancel and place again"),
       openOrders: identity === undefined ? fail("not_supported", "trading needs POLYMARKET_PRIVATE_KEY") : openOrders,
-      orderByClientId: (clientOrderId) => {
-        const id = byClientId.get(clientOrderId)
-        return id === undefined ? Effect.succeed(undefined) : readOrder(id)
-      },
+      orderByClientId,
+      orderById,
+      fillsSince,
+      settlementsSince,
+      streams: Effect.sync(() =>
+        [...channels.values()].map(({ channel, state, lastMessageAt, reconnects }) => ({
+          channel,
+          state,
+          lastMessageAt,
+          reconnects
+        }))
+      ),
       subscribe,
       watch
     }

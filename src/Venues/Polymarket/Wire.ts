@@ -1,6 +1,7 @@
 /** Polymarket's own records (Gamma catalog, CLOB book, Data API trades) as schemas, and their mapping to ours. */
 import { Either, ParseResult, Schema } from "effect"
 import * as F from "../../Domain/Fixed.ts"
+import type { MarketFees } from "../../Domain/Fees.ts"
 import type { Book, BookLevel, Market, MarketStatus, Trade } from "../../Domain/Market.ts"
 
 export const VENUE = "polymarket"
@@ -70,7 +71,11 @@ const Fields = {
   takerBaseFee: Schema.optional(Schema.Number),
   feeType: Schema.optional(Schema.NullOr(Schema.String)),
   feeSchedule: Schema.optional(Schema.NullOr(GammaFeeSchedule)),
-  umaResolutionStatus: Schema.optional(Schema.String)
+  umaResolutionStatus: Schema.optional(Schema.String),
+  closedTime: Schema.optional(Schema.NullOr(Schema.String)),
+  /** `"v2"` for a market of the venue's second protocol: its tokens are `positionIds`, its exchange version 3. */
+  version: Schema.optional(Schema.NullOr(Schema.String)),
+  positionIds: Schema.optional(Schema.NullOr(JsonStrings))
 }
 
 /** The event a market belongs to, as embedded in a Gamma market. */
@@ -176,6 +181,10 @@ export interface PolymarketMarket extends Market {
   readonly minSize: F.Fixed
   readonly fees: PolymarketFees
   readonly acceptingOrders: boolean
+  /** The venue's protocol the market runs on: `2` trades other token ids on the version-3 exchange. */
+  readonly protocol: 1 | 2
+  /** When the market closed (ms), when Gamma says. */
+  readonly closedAt: number | null
 }
 
 /** Shares trade in hundredths. */
@@ -205,7 +214,8 @@ export const toMarket = (
   m: GammaMarket,
   event?: GammaEvent | typeof GammaEventRef.Type
 ): PolymarketMarket | undefined => {
-  const tokens = m.clobTokenIds ?? []
+  const protocol = m.version === "v2" && (m.positionIds?.length ?? 0) === 2 ? 2 : 1
+  const tokens = protocol === 2 ? m.positionIds! : (m.clobTokenIds ?? [])
   const outcomes = m.outcomes ?? ["Yes", "No"]
   if (m.conditionId === undefined || m.conditionId === "" || tokens.length !== 2 || outcomes.length !== 2) {
     return undefined
@@ -222,6 +232,17 @@ export const toMarket = (
     if (result !== null) status = "settled"
   }
   const schedule = m.feeSchedule ?? undefined
+  const fees: PolymarketFees = {
+    enabled: m.feesEnabled === true,
+    type: m.feeType ?? null,
+    rate: (schedule?.rate ?? F.ZERO) as F.Fixed,
+    exponent: schedule?.exponent ?? 1,
+    takerOnly: schedule?.takerOnly ?? true,
+    rebateRate: (schedule?.rebateRate ?? F.ZERO) as F.Fixed,
+    makerBaseFeeBps: m.makerBaseFee ?? 0,
+    takerBaseFeeBps: m.takerBaseFee ?? 0
+  }
+  const closedAt = isoMs(m.closedTime ?? undefined)
   return {
     venue: VENUE,
     nativeId: m.conditionId,
@@ -254,17 +275,38 @@ export const toMarket = (
           }
         }
       : {}),
-    fees: {
-      enabled: m.feesEnabled === true,
-      type: m.feeType ?? null,
-      rate: (schedule?.rate ?? F.ZERO) as F.Fixed,
-      exponent: schedule?.exponent ?? 1,
-      takerOnly: schedule?.takerOnly ?? true,
-      rebateRate: (schedule?.rebateRate ?? F.ZERO) as F.Fixed,
-      makerBaseFeeBps: m.makerBaseFee ?? 0,
-      takerBaseFeeBps: m.takerBaseFee ?? 0
-    }
+    fees,
+    ...(feeScheduleOf(fees) === undefined ? {} : { feeSchedule: feeScheduleOf(fees)! }),
+    protocol,
+    closedAt: closedAt === 0 ? null : closedAt
   }
+}
+
+/** Fees are charged to 5 decimals of USDC. */
+export const FEE_STEP = F.of("0.00001")
+
+/**
+ * The market's fees as the desk reserves them: `rate × contracts × p × (1 − p)`, takers only unless Gamma says makers
+ * pay too. For an exponent above 1 this is an upper bound (p × (1 − p) ≤ ¼); a market with fees and an exponent below
+ * 1 states none as data (undefined), and neither does a market without fees (zero).
+ */
+export const feeScheduleOf = (fees: PolymarketFees): MarketFees | undefined => {
+  if (!fees.enabled || fees.rate === 0) return { taker: F.ZERO, maker: F.ZERO, step: FEE_STEP }
+  if (fees.exponent < 1) return undefined
+  return { taker: fees.rate, maker: fees.takerOnly ? F.ZERO : fees.rate, step: FEE_STEP }
+}
+
+/**
+ * The fee the venue charged on one fill of `amount` shares at token price `price`, at the rate the trade reports
+ * (`fee_rate_bps`): `amount × rate × (p × (1 − p))^exponent`, cut to 5 decimals as the venue charges it.
+ */
+export const fillFee = (rateBps: number, exponent: number, price: F.Fixed, amount: F.Fixed): F.Fixed => {
+  if (!(rateBps > 0)) return F.ZERO
+  const rate = F.div(F.fromInt(Math.round(rateBps)), F.fromInt(10_000), "down")
+  const pq = F.mul(price, F.sub(F.ONE, price), "down")
+  let curve = F.ONE
+  for (let i = 0; i < Math.max(1, Math.round(exponent)); i++) curve = F.mul(curve, pq, "down")
+  return F.roundTo(F.mul(F.mul(amount, rate, "down"), curve, "down"), FEE_STEP, "down")
 }
 
 /** Every tradable market of a list of events, in the events' order. */

@@ -116,7 +116,7 @@ describe("Polymarket end to end", () => {
   )
 
   it.live(
-    "plain orders: a resting buy, a taker fill counted once through matched and confirmed, a sell on the NO token, cancel and cancel-all",
+    "plain orders: a resting buy, a taker fill counted once through matched and confirmed, a sell of the YES held, cancel and cancel-all",
     () =>
       Effect.gen(function* () {
         const x = yield* Clob
@@ -145,11 +145,15 @@ describe("Polymarket end to end", () => {
           [[taken.body.id, "0.6", "5"]]
         )
 
-        // our sell at YES 0.7 is a BUY of the NO token at 0.3; an outside taker fills it in part
-        const sell = yield* place({ side: "sell", type: "limit", amount: "6", price: "0.7" })
+        // YES and NO do not net: selling more than the 5 YES held would hold both, and is refused naming the rule
+        const oversold = yield* place({ side: "sell", type: "limit", amount: "6", price: "0.7" })
+        assert.strictEqual(oversold.status, 400, oversold.text)
+        assert.match(oversold.body.error.message, /YES and NO do not net/)
+        // our sell of the 5 YES held at 0.7 is a SELL of the YES token; an outside taker fills it in part
+        const sell = yield* place({ side: "sell", type: "limit", amount: "5", price: "0.7" })
         assert.strictEqual(sell.status, 201, sell.text)
         const noOrder = x.orders[2]!
-        assert.deepStrictEqual([noOrder.tokenId, noOrder.side], [NO_TOKEN, "BUY"])
+        assert.deepStrictEqual([noOrder.tokenId, noOrder.side], [YES_TOKEN, "SELL"])
         x.fillResting(noOrder.id, "2")
         const partly = yield* eventually(authed("GET", `/trading/orders/${sell.body.id}`), (r) => r.body.filled === "2")
         assert.strictEqual(partly.body.status, "open")
@@ -460,5 +464,100 @@ describe("Polymarket end to end", () => {
         )
       ),
     20_000
+  )
+
+  it.live(
+    "placed, then answered 500: the order stays pending with an unknown outcome and is adopted once with its fills",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        x.placementFaults.push("500-after")
+        const r = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.6" })
+        // the answer was lost: 502, retryable, the order kept pending until the venue's record says
+        assert.strictEqual(r.status, 502, r.text)
+        assert.strictEqual(r.body.error.details.outcome, "unknown")
+        const id = r.body.error.details.order_id
+        assert.isString(id, r.text)
+        const done = yield* eventually(authed("GET", `/trading/orders/${id}`), (o) => o.body.status === "closed")
+        assert.strictEqual(done.body.filled, "5", done.text)
+        yield* Effect.sleep("150 millis")
+        const fills = yield* authed("GET", "/trading/fills?account=polymarket:default")
+        assert.deepStrictEqual(
+          fills.body.data.map((f: any) => [f.order_id, f.amount]),
+          [[id, "5"]]
+        )
+        assert.strictEqual(x.orders.length, 1)
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "answered 500 without placing: rejected once the look-up finds nothing; a venue-side cancel reaches the desk",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        x.placementFaults.push("500-before")
+        const r = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+        const id = r.body.id ?? r.body.error?.details?.order_id
+        assert.isString(id, r.text)
+        yield* eventually(authed("GET", `/trading/orders/${id}`), (o) => o.body.status === "rejected")
+        assert.deepStrictEqual(x.orders, [])
+        const resting = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+        assert.strictEqual(resting.status, 201, resting.text)
+        x.cancelOnVenue(x.orders[0]!.id)
+        yield* eventually(authed("GET", `/trading/orders/${resting.body.id}`), (o) => o.body.status === "canceled")
+      }).pipe(Effect.provide(server(trading))),
+    30_000
+  )
+
+  it.live(
+    "a hung placement answers 504 venue_timeout, retryable, and the order is kept",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        x.placementFaults.push("hang-after")
+        const r = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+        assert.strictEqual(r.status, 504, r.text)
+        assert.strictEqual(r.body.error.code, "venue_timeout")
+        assert.strictEqual(r.body.error.details.retryable, true)
+        const id = r.body.error.details.order_id
+        yield* eventually(authed("GET", `/trading/orders/${id}`), (o) => o.body.status === "open")
+      }).pipe(Effect.provide(server(trading))),
+    40_000
+  )
+
+  it.live(
+    "an order filled while the server was down is booked filled at start, with its fill, not marked canceled",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "polymarket-down-"))
+        const fake = yield* Effect.promise(() => startFake(SIGNER))
+        const given = { fake, engineFile: join(dir, "engine.db") }
+        try {
+          const id = yield* Effect.gen(function* () {
+            const one = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.5" })
+            assert.strictEqual(one.status, 201, one.text)
+            return one.body.id as string
+          }).pipe(Effect.provide(server(trading, given)))
+          // while the server is down an outside taker fills the whole order: the venue no longer lists it as open
+          fake.fillResting(fake.orders[0]!.id, "5")
+          yield* Effect.gen(function* () {
+            const done = yield* eventually(authed("GET", `/trading/orders/${id}`), (r) => r.body.status !== "open")
+            assert.deepStrictEqual([done.body.status, done.body.filled], ["closed", "5"], done.text)
+            const fills = yield* eventually(
+              authed("GET", "/trading/fills?account=polymarket:default"),
+              (r) => r.body.data.length > 0
+            )
+            assert.deepStrictEqual(
+              fills.body.data.map((f: any) => [f.order_id, f.amount]),
+              [[id, "5"]]
+            )
+          }).pipe(Effect.provide(server(trading, given)))
+        } finally {
+          yield* Effect.promise(() => fake.close())
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }),
+    40_000
   )
 })

@@ -1,4 +1,8 @@
-/** A fake Polymarket on loopback: Gamma, the CLOB (HMAC-checked, signer-recovering, a small matching book), the Data API and the market channel. */
+/**
+ * A fake Polymarket on loopback: Gamma, the CLOB (HMAC-checked, signer-recovering, a small matching book), the Data
+ * API and both channels, with the venue's refusals and its failures (hung or lost answers, silent sockets, its own
+ * cancels, resolution) on demand.
+ */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Address, Hex } from "viem"
@@ -27,9 +31,34 @@ interface FakeOrder {
   readonly price: F.Fixed
   readonly size: F.Fixed
   matched: F.Fixed
-  status: "LIVE" | "MATCHED" | "CANCELED"
+  status: "LIVE" | "MATCHED" | "CANCELED" | "DELAYED"
   readonly signer: Address
   readonly orderType: string
+  readonly owner: string
+  readonly signatureType: number
+  /** Unix seconds, 0 = none. */
+  readonly expiration: number
+  readonly createdAt: number
+}
+
+/** What the next `POST /order` meets: an answer that never comes or is lost, before or after the order is placed. */
+export type PlacementFault =
+  "hang" | "hang-after" | "500-before" | "500-after" | "503-cancel-only" | "delayed" | "unreadable-after"
+
+/** An own trade as the CLOB's `GET /data/trades` reports it. */
+interface FakeTrade {
+  readonly id: string
+  readonly taker_order_id: string
+  readonly market: string
+  readonly asset_id: string
+  readonly side: "BUY" | "SELL"
+  readonly size: string
+  readonly price: string
+  status: string
+  readonly match_time: string
+  readonly fee_rate_bps: string
+  readonly trader_side: "TAKER" | "MAKER"
+  readonly maker_orders: ReadonlyArray<Record<string, string>>
   readonly owner: string
 }
 
@@ -63,15 +92,49 @@ export interface FakePolymarket {
   /** Sends a user-channel frame to every authenticated user socket. */
   readonly broadcastUser: (frame: unknown) => void
   readonly userConnections: () => number
-  /** Drops every market-channel socket. */
+  /** Drops every socket, market and user channel alike. */
   readonly dropSockets: () => void
   readonly connections: () => number
   /** Market-channel connections opened since the start. */
   readonly opened: () => number
+  /** User-channel connections opened since the start. */
+  readonly userOpened: () => number
   readonly close: () => Promise<void>
+  /** What the next placements meet, first first. */
+  readonly placementFaults: Array<PlacementFault>
+  /** Answers to `POST /order` left hanging. */
+  readonly hung: () => number
+  /** The exchange version `/version` reports; an order signed for another is refused `order_version_mismatch`. */
+  version: number
+  /** New API users: an order whose maker is not a deposit wallet (signature type 3) is refused. */
+  depositWalletOnly: boolean
+  /** Shares held per token (what a SELL may spend); own matches move them. */
+  readonly holdings: Map<string, F.Fixed>
+  /** The fee rate (bps) the operator applies to the next matches, reported on each trade. */
+  feeRateBps: number
+  /** Gamma's fee schedule of the market. */
+  feeSchedule: { rate: number; exponent: number; takerOnly: boolean } | undefined
+  /** Every own trade, as `GET /data/trades` pages them. */
+  readonly trades: Array<FakeTrade>
+  /** Rows per page of `/data/orders` and `/data/trades`. */
+  pageSize: number
+  /** Every socket open now stops sending anything (no messages, no PONG) without closing. */
+  readonly stallSockets: () => void
+  /** The venue cancels an order on its own and says so on the user channel (CANCELLATION). */
+  readonly cancelOnVenue: (orderId: string) => void
+  /** No heartbeat came in time: every resting order is canceled, each with a CANCELLATION. */
+  readonly lapseHeartbeat: () => void
+  /** GTD orders whose expiration (unix s) is at or before `nowS` expire, each with a CANCELLATION. */
+  readonly expire: (nowS: number) => void
+  /** The market resolves: Gamma shows it closed with the payout, the market channel says so, positions turn redeemable. */
+  readonly resolve: (outcome: "yes" | "no") => void
 }
 
-const gammaMarket = () => ({
+const gammaMarket = (
+  resolved: "yes" | "no" | undefined,
+  feeSchedule: { rate: number; exponent: number; takerOnly: boolean } | undefined
+) => ({
+  ...(feeSchedule === undefined ? {} : { feesEnabled: true, feeSchedule }),
   id: GAMMA_ID,
   question: "Will the fake resolve YES?",
   conditionId: CONDITION,
@@ -87,9 +150,20 @@ const gammaMarket = () => ({
   bestAsk: 0.6,
   lastTradePrice: 0.6,
   negRisk: false,
+  ...(resolved === undefined ? { outcomePrices: JSON.stringify(["0.6", "0.4"]) } : {}),
   startDate: "2026-01-01T00:00:00Z",
   endDate: "2027-01-01T00:00:00Z",
-  events: [{ id: "e1", title: "Fake", category: "Tests" }]
+  events: [{ id: "e1", title: "Fake", category: "Tests" }],
+  ...(resolved === undefined
+    ? {}
+    : {
+        closed: true,
+        active: false,
+        acceptingOrders: false,
+        outcomePrices: JSON.stringify(resolved === "yes" ? ["1", "0"] : ["0", "1"]),
+        closedTime: "2027-01-02T00:00:00Z",
+        umaResolutionStatus: "resolved"
+      })
 })
 
 const levels = (m: Map<number, number>) =>
@@ -146,7 +220,34 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     })
   }
   let changes = 0
-  /** Tells the user channel of one own trade: `MATCHED` now, then `CONFIRMED` (or `FAILED`) a moment later. */
+  const holdings = new Map<string, F.Fixed>()
+  const trades: Array<FakeTrade> = []
+  const hold = (token: string, delta: F.Fixed) => holdings.set(token, F.add(holdings.get(token) ?? F.ZERO, delta))
+  /** Sends a user-channel order event for one own order. */
+  const orderEvent = (o: FakeOrder, type: "PLACEMENT" | "UPDATE" | "CANCELLATION") =>
+    fake.broadcastUser({
+      event_type: "order",
+      id: o.id,
+      market: CONDITION,
+      asset_id: o.tokenId,
+      side: o.side,
+      price: F.format(o.price),
+      original_size: F.format(o.size),
+      size_matched: F.format(o.matched),
+      type,
+      status: o.status,
+      owner: o.owner,
+      timestamp: String(Date.now())
+    })
+  const cancelByVenue = (o: FakeOrder) => {
+    if (o.status !== "LIVE" && o.status !== "DELAYED") return
+    o.status = "CANCELED"
+    orderEvent(o, "CANCELLATION")
+  }
+  /**
+   * Tells the user channel of one own trade: `MATCHED` now, then `CONFIRMED` (or `FAILED`) a moment later; the trade
+   * is kept for `/data/trades`, and the own order's token holding moves.
+   */
   const report = (t: {
     id: string
     asset_id: string
@@ -159,24 +260,83 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
   }) => {
     const fails = fake.failNextTrades > 0
     if (fails) fake.failNextTrades--
+    const fee = String(fake.feeRateBps)
+    // makers pay no fee; the rate the operator applied is the taker's
+    const makers = t.maker_orders.map((m) => ({ ...m, fee_rate_bps: "0" }))
     const frame = (status: string) => ({
       event_type: "trade",
       ...t,
+      maker_orders: makers,
       market: CONDITION,
       price: F.format(t.price),
       size: F.format(t.size),
+      fee_rate_bps: fee,
       status,
       owner: "fake-key",
       matchtime: "1800000000",
       timestamp: "1800000000000"
     })
+    const kept: FakeTrade = {
+      id: t.id,
+      taker_order_id: t.taker_order_id,
+      market: CONDITION,
+      asset_id: t.asset_id,
+      side: t.side,
+      size: F.format(t.size),
+      price: F.format(t.price),
+      status: "MATCHED",
+      match_time: String(1_800_000_000 + trades.length),
+      fee_rate_bps: fee,
+      trader_side: t.trader_side,
+      maker_orders: makers,
+      owner: "fake-key"
+    }
+    trades.push(kept)
+    // the own leg's token: the taker's, or the own maker order's
+    if (t.trader_side === "TAKER") hold(t.asset_id, t.side === "BUY" ? t.size : F.neg(t.size))
+    else {
+      const own = orders.find((o) => o.id === t.maker_orders[0]?.["order_id"])
+      if (own !== undefined) hold(own.tokenId, own.side === "BUY" ? t.size : F.neg(t.size))
+    }
     setTimeout(() => fake.broadcastUser(frame("MATCHED")), 10)
-    setTimeout(() => fake.broadcastUser(frame(fails ? "FAILED" : "CONFIRMED")), 40)
+    setTimeout(() => {
+      kept.status = fails ? "FAILED" : "CONFIRMED"
+      fake.broadcastUser(frame(kept.status))
+    }, 40)
   }
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { "content-type": "application/json", ...headers })
     res.end(JSON.stringify(body))
+  }
+
+  let resolved: "yes" | "no" | undefined
+  let hanging = 0
+  const hang = (res: ServerResponse) => {
+    hanging++
+    res.on("close", () => hanging--)
+  }
+  const orderRow = (o: FakeOrder) => ({
+    id: o.id,
+    status: o.status,
+    market: CONDITION,
+    asset_id: o.tokenId,
+    side: o.side,
+    original_size: F.format(o.size),
+    size_matched: F.format(o.matched),
+    price: F.format(o.price),
+    owner: o.owner,
+    created_at: o.createdAt,
+    expiration: String(o.expiration),
+    order_type: o.orderType
+  })
+  /** One page of rows from the cursor on (base64 of an offset); the venue marks the last page with "LTE=". */
+  const paged = <A>(rows: ReadonlyArray<A>, cursor: string | null) => {
+    const from = cursor === null || cursor === "" ? 0 : Number(Buffer.from(cursor, "base64").toString())
+    const data = rows.slice(from, from + fake.pageSize)
+    const next =
+      from + fake.pageSize >= rows.length ? "LTE=" : Buffer.from(String(from + fake.pageSize)).toString("base64")
+    return { limit: fake.pageSize, count: data.length, next_cursor: next, data }
   }
 
   const l2ok = (req: IncomingMessage, path: string, body: string): boolean => {
@@ -193,7 +353,6 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
 
   const handle = async (req: IncomingMessage, body: string, res: ServerResponse) => {
     const url = new URL(req.url!, "http://x")
-    const path = req.url!
     calls.push(`${req.method} ${url.pathname}`)
     if (fake.rateLimitNext > 0) {
       fake.rateLimitNext--
@@ -201,9 +360,12 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     }
     if (req.method === "GET" && url.pathname === "/markets") {
       const q = url.searchParams
-      const m = gammaMarket()
+      const m = gammaMarket(resolved, fake.feeSchedule)
       const hit =
-        q.get("condition_ids") === CONDITION || q.get("id") === GAMMA_ID || q.get("slug") === SLUG || q.has("closed")
+        q.get("condition_ids") === CONDITION ||
+        q.get("id") === GAMMA_ID ||
+        q.get("slug") === SLUG ||
+        (q.get("closed") === "false" && resolved === undefined)
       return send(res, 200, hit ? [m] : [])
     }
     if (req.method === "GET" && url.pathname === "/book") {
@@ -248,7 +410,24 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     if (req.method === "GET" && url.pathname === "/tick-size") {
       return send(res, 200, { minimum_tick_size: Number(F.format(fake.tick as F.Fixed)) })
     }
-    if (req.method === "GET" && url.pathname === "/version") return send(res, 200, { version: 2 })
+    if (req.method === "GET" && url.pathname === "/version") return send(res, 200, { version: fake.version })
+    if (req.method === "GET" && url.pathname === "/positions") {
+      return send(
+        res,
+        200,
+        [...holdings.entries()]
+          .filter(([, n]) => n > 0)
+          .map(([asset, n]) => ({
+            proxyWallet: url.searchParams.get("user"),
+            asset,
+            conditionId: CONDITION,
+            size: Number(F.format(n)),
+            redeemable: resolved !== undefined,
+            outcome: asset === YES_TOKEN ? "Yes" : "No"
+          }))
+          .filter((p) => url.searchParams.get("redeemable") !== "true" || p.redeemable)
+      )
+    }
     if (req.method === "GET" && url.pathname === "/auth/derive-api-key") {
       const address = req.headers["poly_address"] as Address
       const recovered = await recoverClobAuth(
@@ -264,20 +443,50 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
       }
       return send(res, 200, { apiKey: "fake-key", secret: SECRET, passphrase: "fake-pass" })
     }
-    if (!l2ok(req, path, body)) return send(res, 401, { error: "Unauthorized/Invalid api key" })
+    // the venue checks the signature over the path without its query string
+    if (!l2ok(req, url.pathname, body)) return send(res, 401, { error: "Unauthorized/Invalid api key" })
     if (req.method === "POST" && url.pathname === "/order") {
       const j = JSON.parse(body) as { order: Record<string, unknown>; orderType: string; postOnly?: boolean }
+      const fault = fake.placementFaults.shift()
+      if (fault === "hang") return hang(res)
+      if (fault === "500-before") return send(res, 500, { error: "Internal Server Error" })
+      if (fault === "503-cancel-only") {
+        return send(res, 503, { error: "Trading is currently cancel-only" }, { "retry-after": "5" })
+      }
       const o = orderFromJson(j.order)
-      const x = exchangeFor(137, 2, false)!
-      const signer = await recoverOrderSigner(x, o, j.order["signature"] as Hex).catch(() => "0x" as Address)
+      const signature = j.order["signature"] as Hex
+      const x = exchangeFor(137, fake.version, false)!
+      const signer = await recoverOrderSigner(x, o, signature).catch(() => "0x" as Address)
       if (signer !== expectedSigner) {
+        // signed for another exchange version than the venue runs now
+        for (const v of [1, 2, 3].filter((n) => n !== fake.version)) {
+          const other = exchangeFor(137, v, false)
+          if (other === undefined || (v === 1 && o.signatureType === 3)) continue
+          const by = await recoverOrderSigner(other, o, signature).catch(() => "")
+          if (by === expectedSigner) return send(res, 400, { error: "order_version_mismatch" })
+        }
         refusals.push(`order signed by ${signer}`)
         return send(res, 400, { success: false, errorMsg: "INVALID_SIGNATURE" })
       }
+      if (fake.depositWalletOnly && o.signatureType !== 3) {
+        return send(res, 400, { error: "maker address not allowed, please use the deposit wallet flow" })
+      }
       const size = (o.side === "BUY" ? Number(o.takerAmount) : Number(o.makerAmount)) as F.Fixed
       const usdc = (o.side === "BUY" ? Number(o.makerAmount) : Number(o.takerAmount)) as F.Fixed
-      const price = F.div(usdc, size)
-      if (price % fake.tick !== 0) {
+      const marketOrder = j.orderType === "FOK" || j.orderType === "FAK"
+      if (marketOrder && j.postOnly === true) {
+        return send(res, 400, { error: "invalid post-only order: post-only is not allowed for FOK/FAK orders" })
+      }
+      // FOK and FAK are market orders: a BUY's maker amount has at most 2 decimals, its taker amount at most 4
+      if (marketOrder && o.side === "BUY" && (usdc % F.of("0.01") !== 0 || size % F.of("0.0001") !== 0)) {
+        return send(res, 400, {
+          error:
+            "invalid amounts, the market buy orders maker amount supports a max accuracy of 2 decimals, taker amount a max of 4 decimals"
+        })
+      }
+      // a market BUY's price is what its amounts imply (its worst price), off the grid as it may be
+      const price = marketOrder && o.side === "BUY" ? F.div(usdc, size, "up") : F.div(usdc, size)
+      if (!(marketOrder && o.side === "BUY") && price % fake.tick !== 0) {
         return send(res, 400, {
           success: false,
           errorMsg: `INVALID_ORDER_MIN_TICK_SIZE: order ${F.format(price)} breaks minimum tick size rules`
@@ -286,16 +495,25 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
       if (o.tokenId !== YES_TOKEN && o.tokenId !== NO_TOKEN) {
         return send(res, 400, { success: false, errorMsg: "INVALID_ORDER_TOKEN: no such token" })
       }
+      if (resolved !== undefined) {
+        return send(res, 400, { success: false, errorMsg: "MARKET_NOT_READY: the market is closed" })
+      }
+      if (o.side === "SELL" && (holdings.get(o.tokenId) ?? F.ZERO) < size) {
+        return send(res, 400, {
+          success: false,
+          errorMsg: `not enough balance / allowance: the order needs ${F.format(size)} shares`
+        })
+      }
       // What this order would take: the YES token's levels it crosses, best first, in this token's prices.
-      // A BUY of YES takes the asks; a SELL of YES takes the bids; a BUY of NO at q pairs with a YES bid at 1 − q.
+      // A BUY of YES takes the asks; a SELL of YES takes the bids; a BUY of NO at q pairs with a YES bid at 1 − q;
+      // a SELL of NO at q pairs with a YES ask at 1 − q (a merge).
       const onNo = o.tokenId === NO_TOKEN
-      const takesBids = o.side === "SELL" || onNo
+      const takesBids = (o.side === "SELL") !== onNo
       const side = takesBids ? bids : asks
       const own = (p: number) => (onNo ? F.ONE - p : p) as F.Fixed
       const crossing = [...side.keys()]
         .sort((a, b) => (takesBids ? b - a : a - b))
-        .filter((p) => (o.side === "BUY" ? own(p) <= price : p >= price))
-      if (onNo && o.side === "SELL") crossing.length = 0
+        .filter((p) => (o.side === "BUY" ? own(p) <= price : own(p) >= price))
       if (crossing.length > 0 && j.postOnly === true) {
         return send(res, 400, { success: false, errorMsg: "INVALID_POST_ONLY_ORDER: order crosses the book" })
       }
@@ -304,36 +522,98 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
         return send(res, 400, { success: false, errorMsg: "FOK_ORDER_NOT_FILLED_ERROR" })
       }
       const id = orderHash(x, o)
-      const fills: Array<{ price: F.Fixed; size: F.Fixed }> = []
-      let matched = F.ZERO
-      for (const p of crossing) {
-        if (matched >= size) break
-        const take = F.min(F.sub(size, matched), side.get(p)! as F.Fixed)
-        matched = F.add(matched, take)
-        fills.push({ price: own(p), size: take })
-        const left = side.get(p)! - take
-        if (left > 0) side.set(p, left)
-        else side.delete(p)
-        changed(takesBids ? "BUY" : "SELL", p)
+      if (orders.some((q) => q.id === id)) {
+        return send(res, 400, { success: false, errorMsg: "INVALID_ORDER_DUPLICATED: order already exists" })
       }
-      const status = matched >= size ? "MATCHED" : j.orderType === "FAK" ? "CANCELED" : "LIVE"
-      orders.push({
+      const order: FakeOrder = {
         id,
         tokenId: o.tokenId,
         side: o.side,
         price,
         size,
-        matched,
-        status,
+        matched: F.ZERO,
+        status: "LIVE",
         signer,
         orderType: j.orderType,
-        owner: (JSON.parse(body) as { owner: string }).owner
-      })
+        owner: (JSON.parse(body) as { owner: string }).owner,
+        signatureType: o.signatureType,
+        expiration: Number(o.expiration),
+        createdAt: Math.floor(Number(o.timestamp) / 1000)
+      }
+      orders.push(order)
+      /** Matches the order against the book now: its fills, and what is left resting or canceled. */
+      const execute = () => {
+        const fills: Array<{ price: F.Fixed; size: F.Fixed }> = []
+        for (const p of crossing) {
+          if (order.matched >= size || !side.has(p)) break
+          const take = F.min(F.sub(size, order.matched), side.get(p)! as F.Fixed)
+          order.matched = F.add(order.matched, take)
+          fills.push({ price: own(p), size: take })
+          const left = side.get(p)! - take
+          if (left > 0) side.set(p, left)
+          else side.delete(p)
+          changed(takesBids ? "BUY" : "SELL", p)
+        }
+        order.status = order.matched >= size ? "MATCHED" : marketOrder ? "CANCELED" : "LIVE"
+        // the user channel tells of each match after the answer, as the venue does
+        const tell = () => {
+          for (const f of fills) {
+            report({
+              id: `trade-${++tradeCount}`,
+              asset_id: o.tokenId,
+              side: o.side,
+              price: f.price,
+              size: f.size,
+              taker_order_id: id,
+              maker_orders: [
+                {
+                  order_id: `0xoutside${tradeCount}`,
+                  // the other side of every match here is someone's order on the YES token
+                  asset_id: YES_TOKEN,
+                  matched_amount: F.format(f.size),
+                  price: F.format(onNo ? own(f.price) : f.price),
+                  owner: "someone-else"
+                }
+              ],
+              trader_side: "TAKER"
+            })
+          }
+        }
+        return { fills, tell }
+      }
+      if (fault === "delayed") {
+        // a marketable order the venue holds back: answered `delayed`, matched a moment later
+        order.status = "DELAYED"
+        send(res, 200, {
+          success: true,
+          errorMsg: "",
+          orderID: id,
+          status: "delayed",
+          makingAmount: "",
+          takingAmount: ""
+        })
+        setTimeout(() => execute().tell(), 60)
+        return
+      }
+      const { fills, tell } = execute()
+      if (fault === "hang-after") {
+        tell()
+        return hang(res)
+      }
+      if (fault === "500-after") {
+        tell()
+        return send(res, 500, { error: "Internal Server Error" })
+      }
+      if (fault === "unreadable-after") {
+        tell()
+        res.writeHead(200, { "content-type": "application/json" })
+        return res.end('{"success": tr')
+      }
       send(res, 200, {
         success: true,
         errorMsg: "",
         orderID: id,
-        status: status === "MATCHED" ? "matched" : "live",
+        status: order.status === "MATCHED" ? "matched" : order.status === "LIVE" ? "live" : "unmatched",
         makingAmount: F.format(
           fills.reduce((n, f) => F.add(n, o.side === "BUY" ? F.mul(f.size, f.price) : f.size), F.ZERO)
         ),
@@ -341,33 +621,13 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
           fills.reduce((n, f) => F.add(n, o.side === "BUY" ? f.size : F.mul(f.size, f.price)), F.ZERO)
         )
       })
-      // the user channel tells of each match after the answer, as the venue does
-      for (const f of fills) {
-        report({
-          id: `trade-${++tradeCount}`,
-          asset_id: o.tokenId,
-          side: o.side,
-          price: f.price,
-          size: f.size,
-          taker_order_id: id,
-          maker_orders: [
-            {
-              order_id: `0xoutside${tradeCount}`,
-              // the other side of every match here is someone's order on the YES token
-              asset_id: YES_TOKEN,
-              matched_amount: F.format(f.size),
-              price: F.format(onNo ? own(f.price) : f.price)
-            }
-          ],
-          trader_side: "TAKER"
-        })
-      }
+      tell()
       return
     }
     if (req.method === "POST" && url.pathname === "/v1/heartbeats") {
       fake.heartbeats++
       if (fake.failHeartbeats) {
-        for (const o of orders) if (o.status === "LIVE") o.status = "CANCELED"
+        for (const o of orders) cancelByVenue(o)
         return send(res, 400, { error: "Invalid heartbeat id" })
       }
       return send(res, 200, { heartbeat_id: "hb-1" })
@@ -392,38 +652,24 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
       return send(res, 200, { canceled: [orderID], not_canceled: {} })
     }
     if (req.method === "GET" && url.pathname === "/data/orders") {
-      // one page holds everything here; the venue marks the last page with "LTE="
-      const live = orders.filter((o) => o.status === "LIVE")
-      return send(res, 200, {
-        limit: 500,
-        count: live.length,
-        next_cursor: "LTE=",
-        data: live.map((o) => ({
-          id: o.id,
-          status: o.status,
-          market: CONDITION,
-          asset_id: o.tokenId,
-          side: o.side,
-          original_size: F.format(o.size),
-          size_matched: F.format(o.matched),
-          price: F.format(o.price),
-          owner: o.owner
-        }))
-      })
+      const market = url.searchParams.get("market")
+      const live = orders.filter((o) => o.status === "LIVE" && (market === null || market === CONDITION))
+      return send(res, 200, paged(live.map(orderRow), url.searchParams.get("next_cursor")))
     }
     if (req.method === "GET" && url.pathname.startsWith("/data/order/")) {
       const o = orders.find((x) => x.id === url.pathname.slice("/data/order/".length))
       if (o === undefined) return send(res, 404, { error: "order not found" })
-      return send(res, 200, {
-        id: o.id,
-        status: o.status,
-        market: CONDITION,
-        asset_id: o.tokenId,
-        side: o.side,
-        original_size: F.format(o.size),
-        size_matched: F.format(o.matched),
-        price: F.format(o.price)
-      })
+      return send(res, 200, orderRow(o))
+    }
+    if (req.method === "GET" && url.pathname === "/data/trades") {
+      const after = Number(url.searchParams.get("after") ?? "0")
+      const market = url.searchParams.get("market")
+      const rows = trades.filter((t) => Number(t.match_time) >= after && (market === null || market === t.market))
+      return send(res, 200, paged(rows, url.searchParams.get("next_cursor")))
+    }
+    if (req.method === "GET" && url.pathname === "/balance-allowance") {
+      const token = url.searchParams.get("token_id") ?? ""
+      return send(res, 200, { balance: String(holdings.get(token) ?? 0), allowances: {} })
     }
     return send(res, 404, { error: `no route ${req.method} ${url.pathname}` })
   }
@@ -445,13 +691,23 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     if (target === undefined) return socket.destroy()
     target.handleUpgrade(req, socket, head, (ws) => target.emit("connection", ws, req))
   })
+  let userOpened = 0
+  const stalled = new Set<WebSocket>()
   userWss.on("connection", (socket) => {
-    socket.once("message", (data) => {
+    userOpened++
+    socket.on("message", (data) => {
+      if (data.toString() === "PING") {
+        if (!stalled.has(socket)) socket.send("PONG")
+        return
+      }
       const sub = JSON.parse(data.toString()) as { auth?: { apiKey?: string } }
       if (sub.auth?.apiKey !== "fake-key") return socket.close()
       userSockets.add(socket)
     })
-    socket.on("close", () => userSockets.delete(socket))
+    socket.on("close", () => {
+      userSockets.delete(socket)
+      stalled.delete(socket)
+    })
   })
   let opened = 0
   wss.on("connection", (socket) => {
@@ -460,7 +716,7 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     socket.on("close", () => sockets.delete(socket))
     socket.on("message", (data) => {
       const text = data.toString()
-      if (text === "PING") return socket.send("PONG")
+      if (text === "PING") return stalled.has(socket) ? undefined : socket.send("PONG")
       socket.send(
         JSON.stringify([
           {
@@ -518,17 +774,53 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     heartbeats: 0,
     failHeartbeats: false,
     broadcast: (frame) => {
-      for (const s of sockets) s.send(JSON.stringify(frame))
+      for (const s of sockets) if (!stalled.has(s)) s.send(JSON.stringify(frame))
     },
     broadcastUser: (frame) => {
-      for (const s of userSockets) s.send(JSON.stringify(frame))
+      for (const s of userSockets) if (!stalled.has(s)) s.send(JSON.stringify(frame))
     },
     userConnections: () => userSockets.size,
     dropSockets: () => {
-      for (const s of sockets) s.terminate()
+      for (const s of [...sockets, ...userSockets]) s.terminate()
     },
     connections: () => sockets.size,
     opened: () => opened,
+    userOpened: () => userOpened,
+    placementFaults: [],
+    hung: () => hanging,
+    version: 2,
+    depositWalletOnly: false,
+    holdings,
+    feeRateBps: 0,
+    feeSchedule: undefined,
+    trades,
+    pageSize: 500,
+    stallSockets: () => {
+      for (const s of [...sockets, ...userSockets]) stalled.add(s)
+    },
+    cancelOnVenue: (orderId) => {
+      const o = orders.find((x) => x.id === orderId)
+      if (o === undefined) throw new Error(`no order ${orderId}`)
+      cancelByVenue(o)
+    },
+    lapseHeartbeat: () => {
+      for (const o of orders) cancelByVenue(o)
+    },
+    expire: (nowS) => {
+      for (const o of orders) if (o.expiration > 0 && o.expiration <= nowS) cancelByVenue(o)
+    },
+    resolve: (outcome) => {
+      resolved = outcome
+      for (const o of orders) if (o.status === "LIVE") o.status = "CANCELED"
+      fake.broadcast({
+        event_type: "market_resolved",
+        market: CONDITION,
+        assets_ids: [YES_TOKEN, NO_TOKEN],
+        winning_asset_id: outcome === "yes" ? YES_TOKEN : NO_TOKEN,
+        winning_outcome: outcome === "yes" ? "Yes" : "No",
+        timestamp: "1800000500000"
+      })
+    },
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.terminate()

@@ -19,6 +19,7 @@ import {
   recoverOrderSigner,
   signerOf,
   signOrder,
+  timestampOf,
   ZERO_ADDRESS,
   ZERO_BYTES32
 } from "../../../src/Venues/Polymarket/Signing.ts"
@@ -237,5 +238,33 @@ describe("order amounts", () => {
     }
     expect(await recoverOrderSigner(x, order, await signOrder(b, x, order))).toBe(b.address)
     expect(await recoverOrderSigner(x, order, await signOrder(a, x, order))).toBe(a.address)
+  })
+})
+
+describe("an order found again by its hash", () => {
+  it("timestampOf finds the creation time that gives the hash, and none for another salt", () => {
+    const x = exchangeFor(137, 3, false)!
+    const o: Order = {
+      salt: 42n,
+      maker: getAddress("0x" + "11".repeat(20)),
+      signer: getAddress("0x" + "11".repeat(20)),
+      tokenId: "1234",
+      makerAmount: 5_000_000n,
+      takerAmount: 10_000_000n,
+      side: "BUY",
+      signatureType: 3,
+      timestamp: 1_800_000_000_123n,
+      metadata: ZERO_BYTES32,
+      builder: ZERO_BYTES32,
+      expiration: 0n,
+      taker: ZERO_ADDRESS,
+      nonce: 0n,
+      feeRateBps: 0n
+    }
+    const id = orderHash(x, o)
+    expect(timestampOf(x, { ...o, timestamp: 0n }, id, 1_800_000_000_000 - 2000, 1_800_000_000_000 + 2000)).toBe(
+      1_800_000_000_123
+    )
+    expect(timestampOf(x, { ...o, salt: 43n }, id, 1_800_000_000_000, 1_800_000_000_200)).toBeUndefined()
   })
 })

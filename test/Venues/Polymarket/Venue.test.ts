@@ -124,6 +124,8 @@ describe("Polymarket venue, trading against the fake CLOB", () => {
         Effect.gen(function* () {
           const resting = yield* venue.placeOrder(order({ clientOrderId: "rest" }))
           const no = yield* venue.placeOrder(order({ clientOrderId: "no", side: "sell", price: F.of("0.7") }))
+          // a reduce-only sell spends YES shares held: the venue refuses a SELL of shares the wallet lacks
+          fake!.holdings.set(YES_TOKEN, F.of("10"))
           const reduce = yield* venue.placeOrder(
             order({ clientOrderId: "reduce", side: "sell", price: F.of("0.7"), reduceOnly: true })
           )

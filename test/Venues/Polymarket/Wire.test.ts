@@ -9,6 +9,7 @@ import {
   ClobPriceHistory,
   DataTrades,
   decode,
+  fillFee,
   GammaEventsPage,
   GammaMarkets,
   GammaSearch,
@@ -27,6 +28,7 @@ const ok = <A>(e: Either.Either<A, string>): A => {
   return e.right
 }
 
+const NO_FEE = { taker: F.ZERO, maker: F.ZERO, step: F.of("0.00001") }
 const FED_NO_CHANGE = "0xa3b36b2d6104d34af4e6c6215fc818e43352e78a748fbfb0b85e3a35f71dec9a"
 const FED_YES_TOKEN = "5615282760875985231868508008056959876238536896643315063916840237042205273721"
 
@@ -151,6 +153,33 @@ describe("Polymarket wire rules", () => {
       closed: false
     })!
     expect([m.yesToken, m.noToken]).toEqual(["222", "111"])
+  })
+
+  it("a market of the venue's second protocol trades its positionIds as tokens", () => {
+    const m = toMarket({
+      id: "1",
+      conditionId: "0xc",
+      outcomes: ["Yes", "No"],
+      clobTokenIds: ["111", "222"],
+      version: "v2",
+      positionIds: ["333", "444"],
+      active: true,
+      closed: false
+    })!
+    expect([m.protocol, m.yesToken, m.noToken]).toEqual([2, "333", "444"])
+    expect(toMarket({ id: "1", conditionId: "0xc", clobTokenIds: ["111", "222"], active: true })!.protocol).toBe(1)
+  })
+
+  it("fees: the market states its schedule for the desk to reserve; a fill's fee is the trade's rate on p × (1 − p)", () => {
+    const base = { id: "1", conditionId: "0xc", clobTokenIds: ["111", "222"], active: true, feesEnabled: true }
+    const m = toMarket({ ...base, feeSchedule: { rate: F.of("0.02"), exponent: 2, takerOnly: true } })!
+    expect(m.feeSchedule).toEqual({ taker: F.of("0.02"), maker: F.ZERO, step: F.of("0.00001") })
+    expect(toMarket({ ...base, feeSchedule: { rate: F.of("0.02"), exponent: 0.5 } })!.feeSchedule).toBeUndefined()
+    expect(toMarket({ ...base, feesEnabled: false })!.feeSchedule).toEqual(NO_FEE)
+    // 100 shares at 0.3, 200 bps: 100 × 0.02 × 0.21 = 0.42; squared curve: 100 × 0.02 × 0.0441 = 0.0882
+    expect(F.format(fillFee(200, 1, F.of("0.3"), F.of("100")))).toBe("0.42")
+    expect(F.format(fillFee(200, 2, F.of("0.3"), F.of("100")))).toBe("0.0882")
+    expect(fillFee(0, 1, F.of("0.3"), F.of("100"))).toBe(F.ZERO)
   })
 
   it("a closed market priced 0/1 is settled with its result on the YES leg", () => {
