@@ -1,6 +1,7 @@
 /** Placing a plain order: checks, risk rules, collateral, the write ahead, the venue call and its answer. */
 import { Clock, Effect } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
+import { worstFeePerContract } from "../Domain/Fees.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Book, Market } from "../Domain/Market.ts"
 import { type AccountRef, accountRef, NO_TAGS, type Order, type TimeInForce, requestDigest } from "../Domain/Order.ts"
@@ -265,7 +266,13 @@ export const admitOrder = Effect.fnUntraced(function* (
     pnlToday: rules.daily_loss_limit === null ? F.ZERO : yield* d.pnlToday(input.account, now)
   })
   if (refusal !== undefined) return yield* refuse(refusal.rule, refusal.message)
-  const needed = input.reduceOnly === true ? F.ZERO : collateral(input.side, price, amount)
+  // A remote venue charges its fee on top of the notional (Polymarket at match time): the most it can charge is
+  // reserved with it, so an order near a full balance is refused here rather than by the venue.
+  const feeReserve =
+    trading.remote === true && market.feeSchedule !== undefined
+      ? F.mul(worstFeePerContract(market.feeSchedule, price, market.lot), amount, "up")
+      : F.ZERO
+  const needed = input.reduceOnly === true ? F.ZERO : F.add(collateral(input.side, price, amount), feeReserve)
   const available = F.sub(d.ledger.cashOf(input.account), d.memory.locked(input.account))
   if (needed > available) {
     return yield* Effect.fail(

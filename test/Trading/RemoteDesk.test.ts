@@ -185,3 +185,28 @@ describe("an order in flight", () => {
     30_000
   )
 })
+
+describe("collateral on a remote venue", () => {
+  it.live(
+    "reserves the most the venue can charge in fees on top of the notional; the in-process venue does not",
+    () =>
+      Effect.gen(function* () {
+        const far = yield* quoted("sim2")
+        const near = yield* quoted("sim")
+        // as many contracts as the cash buys at the price, with less than one contract's price left over
+        const most = (price: string) => String(Math.floor(10_000 / Number(price)))
+        const refused = yield* authed("POST", "/trading/orders", limit(far.id, far.rest, { amount: most(far.rest) }))
+        assert.strictEqual(refused.status, 400, refused.text)
+        assert.strictEqual(refused.body.error.code, "insufficient_funds")
+        const fits = yield* authed(
+          "POST",
+          "/trading/orders",
+          limit(far.id, far.rest, { amount: String(Math.floor(Number(most(far.rest)) * 0.9)) })
+        )
+        assert.strictEqual(fits.status, 201, fits.text)
+        const near1 = yield* authed("POST", "/trading/orders", limit(near.id, near.rest, { amount: most(near.rest) }))
+        assert.strictEqual(near1.status, 201, near1.text)
+      }).pipe(Effect.provide(remoteServer())),
+    30_000
+  )
+})
