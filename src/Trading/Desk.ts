@@ -33,7 +33,7 @@ import { DEFAULT_OUTCOME, type OutcomeConfig, settleOne, settleUnknown } from ".
 import { recordOf, type SyncRecord, type Syncing, syncVenue } from "./VenueSync.ts"
 import { amendRemote, boundedVenue, cancelRemote, placeRemote, type RemoteDesk, requestOf } from "./Remote.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
-import { catchUpSettlements, settleMarket, type Settling } from "./Settlement.ts"
+import { catchUpSettlements, resolutionsSince, settleMarket, type Settling } from "./Settlement.ts"
 
 export interface PlaceInput {
   readonly account: string
@@ -642,6 +642,16 @@ const makeDesk = (config: DeskConfig) =>
         Effect.map(store.getSetting(`venue_fills_through:${venue}`), (v) => (typeof v === "number" ? v : undefined)),
       setWatermark: (venue, ts) => store.write({ settings: [{ key: `venue_fills_through:${venue}`, value: ts, ts }] }),
       emit,
+      settlements: (handle) =>
+        Effect.flatMap(resolutionsSince(handle, store.getSetting), ({ venue, paper, resolved }) =>
+          resolved.length === 0
+            ? Effect.void
+            : serialized(
+                Effect.forEach(resolved, (r) => settleMarket(settling, paper, venue, r.nativeId, r.payout, r.ts), {
+                  discard: true
+                })
+              )
+        ),
       records: syncRecords
     }
 
@@ -668,7 +678,8 @@ const makeDesk = (config: DeskConfig) =>
           )
         )
       )
-      const remoteHandles = gateway.handles.filter(remote)
+      // Only handles that trade for an account have a record to read back.
+      const remoteHandles = gateway.handles.filter((h) => remote(h) && h.accounts.length > 0)
       for (const handle of remoteHandles) wantSync(handle.info.id, "start")
       const every = config.reconcileEveryMs ?? 60_000
       yield* Effect.forkScoped(

@@ -127,33 +127,49 @@ export const settleMarket = Effect.fnUntraced(function* (
 })
 
 /**
- * At start: each trading handle that can say so is asked for the markets that resolved since the last settlement
- * booked on its accounts, and each is settled (once: a position settled already has nothing left to settle). A venue
- * that cannot answer now is left for the next start; its stream reports what resolves from now on.
+ * What one handle reports resolved since the last settlement booked on its accounts, oldest first: read outside the
+ * desk's lock (a venue call), applied under it with `settleMarket`.
  */
+export const resolutionsSince = Effect.fnUntraced(function* (
+  handle: Venue,
+  setting: (key: string) => Effect.Effect<unknown>
+) {
+  const venue = handle.info.id
+  const accounts = handle.accounts.map((name) => `${venue}:${name}`)
+  const paper = accounts.every(isPaperAccount)
+  // A handle that trades for no account (a venue without credentials) has nothing to settle.
+  if (handle.settlementsSince === undefined || accounts.length === 0) return { venue, paper, resolved: [] }
+  let since = Number.POSITIVE_INFINITY
+  for (const account of accounts) {
+    const through = yield* setting(settledThroughKey(account))
+    since = Math.min(since, typeof through === "number" ? through : 0)
+  }
+  const resolved = yield* handle.settlementsSince(Number.isFinite(since) ? since : 0).pipe(
+    Effect.catchAll((e) =>
+      Effect.as(
+        // A venue that cannot say (no credentials behind a paper account) is not a warning.
+        (e.kind === "not_supported" ? Effect.logDebug : Effect.logWarning)(
+          `${venue}: settlements since the last one booked are unavailable (${e.reason})`
+        ),
+        []
+      )
+    )
+  )
+  return {
+    venue,
+    paper,
+    resolved: [...resolved].sort((a, b) => a.ts - b.ts || (a.nativeId < b.nativeId ? -1 : 1))
+  }
+})
+
+/** At start: every handle's resolutions since the last settlement booked, settled in order. */
 export const catchUpSettlements = Effect.fnUntraced(function* (
   d: Settling,
   handles: ReadonlyArray<Venue>,
   setting: (key: string) => Effect.Effect<unknown>
 ) {
   for (const handle of handles) {
-    if (handle.settlementsSince === undefined) continue
-    const venue = handle.info.id
-    const accounts = handle.accounts.map((name) => `${venue}:${name}`)
-    const paper = accounts.every(isPaperAccount)
-    let since = Number.POSITIVE_INFINITY
-    for (const account of accounts) {
-      const through = yield* setting(settledThroughKey(account))
-      since = Math.min(since, typeof through === "number" ? through : 0)
-    }
-    const resolved = yield* handle
-      .settlementsSince(Number.isFinite(since) ? since : 0)
-      .pipe(
-        Effect.catchAll((e) =>
-          Effect.as(Effect.logWarning(`${venue}: settlements since the last start are unavailable (${e.reason})`), [])
-        )
-      )
-    const ordered = [...resolved].sort((a, b) => a.ts - b.ts || (a.nativeId < b.nativeId ? -1 : 1))
-    for (const r of ordered) yield* settleMarket(d, paper, venue, r.nativeId, r.payout, r.ts)
+    const { venue, paper, resolved } = yield* resolutionsSince(handle, setting)
+    for (const r of resolved) yield* settleMarket(d, paper, venue, r.nativeId, r.payout, r.ts)
   }
 })

@@ -41,6 +41,8 @@ export interface Syncing {
   readonly getWatermark: (venue: string) => Effect.Effect<number | undefined>
   readonly setWatermark: (venue: string, ts: number) => Effect.Effect<void>
   readonly emit: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<unknown>
+  /** Books the markets the venue reports resolved since the last settlement booked (its read outside the lock). */
+  readonly settlements: (handle: Venue) => Effect.Effect<void>
   readonly records: Map<string, SyncRecord>
 }
 
@@ -151,6 +153,7 @@ export const syncVenue = (s: Syncing, handle: Venue, why: string) =>
         }
       }
     }
+    yield* s.settlements(handle)
     const now = yield* Clock.currentTimeMillis
     record.lastAt = now
     record.runs++

@@ -22,6 +22,8 @@ export const serveVenues = <R>(options: {
   readonly env: Effect.Effect<Record<string, string>, never, R>
   readonly sim: { readonly seed: number; readonly markets: number }
   readonly engineFile?: string | undefined
+  /** How often the desk reads remote venues' records back (default a minute). */
+  readonly reconcileEveryMs?: number | undefined
 }) => {
   const venues = Layer.unwrapScoped(
     Effect.map(options.env, (env) =>
@@ -39,7 +41,8 @@ export const serveVenues = <R>(options: {
         ? OrderStore.layerMemory
         : OrderStore.layerSql.pipe(Layer.provide(engineDatabase(options.engineFile))),
     auth: authLayer(":memory:"),
-    venues: venues as Layer.Layer<any>
+    venues: venues as Layer.Layer<any>,
+    ...(options.reconcileEveryMs === undefined ? {} : { remote: { reconcileEveryMs: options.reconcileEveryMs } })
   })
   const owner = Layer.effect(
     Owner,

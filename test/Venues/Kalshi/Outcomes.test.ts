@@ -200,4 +200,35 @@ describe("Kalshi outcomes through serve", () => {
       }).pipe(Effect.provide(server())),
     30_000
   )
+
+  it.live(
+    "the market settles: the position closes at the payout with position.settled, cash and realized P&L",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Exchange
+        // buy 3 at the ask (YES 0.45): filled at once
+        const taken = yield* place({ side: "buy", type: "limit", amount: "3", price: "0.46", time_in_force: "ioc" })
+        assert.strictEqual(taken.status, 201, taken.text)
+        yield* eventually(order(taken.body.id), (r) => r.body.filled === "3")
+        const before = (yield* authed("/trading/balances?account=kalshi:default")).body.data[0]
+        x.settle("KXOUT-26-A", "yes")
+        const settled = yield* frames((f) => f.some((e) => e.kind === "position.settled"))
+        const event = settled.find((e) => e.kind === "position.settled")!
+        assert.strictEqual(event.payload.market_id, A)
+        assert.strictEqual(event.payload.contracts, "3")
+        assert.strictEqual(event.payload.payout, "1")
+        const positions = yield* eventually(authed("/trading/positions?account=kalshi:default"), (r) =>
+          r.body.data.some((p: any) => p.market_id === A && p.settled !== null)
+        )
+        const position = positions.body.data.find((p: any) => p.market_id === A)
+        assert.strictEqual(position.contracts, "0")
+        assert.strictEqual(position.settled.payout, "1")
+        // 3 contracts paid 1 each: cash up by 3, realized P&L = 3 − what they cost
+        const after = (yield* authed("/trading/balances?account=kalshi:default")).body.data[0]
+        assert.strictEqual(Number(after.cash) - Number(before.cash), 3, JSON.stringify([before, after]))
+        assert.strictEqual(Number(event.payload.cash_change), 3)
+        assert.isAbove(Number(event.payload.realized_pnl), 0)
+      }).pipe(Effect.provide(server())),
+    30_000
+  )
 })

@@ -7,6 +7,7 @@ import { join } from "node:path"
 import * as F from "../../../src/Domain/Fixed.ts"
 import { signerOf } from "../../../src/Venues/Polymarket/Signing.ts"
 import { request } from "../../Http/TestServer.ts"
+import { OrderStore } from "../../../src/Services/OrderStore.ts"
 import { Owner, serveVenues } from "../ServeVenues.ts"
 import { CONDITION, type FakePolymarket, GAMMA_ID, NO_TOKEN, startFake, YES_TOKEN } from "./Fake.ts"
 
@@ -27,14 +28,15 @@ const clobLayer = Layer.scoped(
 /** The server as `serve` builds it, its venues from the list `sim,polymarket` with the fake behind the URL settings. */
 const server = (
   env: (fake: FakePolymarket) => Record<string, string>,
-  given?: { readonly fake: FakePolymarket; readonly engineFile: string }
+  given?: { readonly fake?: FakePolymarket; readonly engineFile?: string; readonly reconcileEveryMs?: number }
 ) =>
   serveVenues({
     list: ["sim", "polymarket"],
     env: Effect.map(Clob, env),
     sim: { seed: 7, markets: 4 },
-    engineFile: given?.engineFile
-  }).pipe(Layer.provideMerge(given === undefined ? clobLayer : Layer.succeed(Clob, given.fake))) as Layer.Layer<
+    engineFile: given?.engineFile,
+    reconcileEveryMs: given?.reconcileEveryMs
+  }).pipe(Layer.provideMerge(given?.fake === undefined ? clobLayer : Layer.succeed(Clob, given.fake))) as Layer.Layer<
     Owner | Clob | any
   >
 
@@ -73,6 +75,39 @@ const settled = (id: string) =>
 const allSigned = Effect.map(Clob, (x) => assert.deepStrictEqual(x.refusals, []))
 
 describe("Polymarket end to end", () => {
+  it.live(
+    "a market resolves: the position closes at the payout with position.settled, cash and realized P&L",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        const taken = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.6", time_in_force: "ioc" })
+        assert.strictEqual(taken.status, 201, taken.text)
+        const done = yield* settled(taken.body.id)
+        assert.strictEqual(done.body.filled, "5")
+        const before = (yield* authed("GET", "/trading/balances?account=polymarket:default")).body.data[0]
+        x.resolve("yes")
+        const positions = yield* eventually(
+          authed("GET", "/trading/positions?account=polymarket:default"),
+          (r) => r.body.data.some((p: any) => p.market_id === M && p.settled !== null),
+          "the settled position"
+        )
+        const position = positions.body.data.find((p: any) => p.market_id === M)
+        assert.strictEqual(position.contracts, "0")
+        assert.strictEqual(position.settled.payout, "1")
+        assert.strictEqual(position.settled.contracts, "5")
+        const after = (yield* authed("GET", "/trading/balances?account=polymarket:default")).body.data[0]
+        assert.strictEqual(Number(after.cash) - Number(before.cash), 5, JSON.stringify([before, after]))
+        const store = yield* OrderStore
+        const events = (yield* store.eventsAfter(0, 10_000)).filter((e) => e.kind === "position.settled")
+        assert.strictEqual(events.length, 1)
+        assert.strictEqual((events[0]!.payload as any).cash_change, "5")
+      }).pipe(
+        // a market the desk does not stream is read back: its resolution is booked by the next reconcile
+        Effect.provide(server(trading, { reconcileEveryMs: 300 }))
+      ),
+    30_000
+  )
+
   it.live(
     "market data: the venue with its has map, the catalog, search, a market by alias, the YES and NO books, trades",
     () =>
