@@ -219,9 +219,17 @@ describe.skipIf(skipBrowser)("the dashboard in a browser", () => {
     expect(await page.locator("#orders").textContent()).not.toContain("[object Object]")
     await page.waitForSelector("#fills table td")
     const fee = page.locator("#fills th", { hasText: /^fee$/ })
-    const box = (await fee.boundingBox())!
-    const panel = (await page.locator("#fills").boundingBox())!
-    expect(box.x + box.width).toBeLessThanOrEqual(panel.x + panel.width + 0.5)
+    // The table is drawn again as fills and positions refresh: measure it once it stands still.
+    let box = await fee.boundingBox()
+    let panel = await page.locator("#fills").boundingBox()
+    for (let i = 0; i < 50 && (box === null || panel === null); i++) {
+      await page.waitForTimeout(100)
+      box = await fee.boundingBox()
+      panel = await page.locator("#fills").boundingBox()
+    }
+    expect(box, "the fee header is laid out").not.toBeNull()
+    expect(panel, "the fills panel is laid out").not.toBeNull()
+    expect(box!.x + box!.width).toBeLessThanOrEqual(panel!.x + panel!.width + 0.5)
     expect(await page.locator("#fills").evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true)
     await shot("oco-and-fills")
     await api("DELETE", `/trading/orders/${oco.body.id}`)
