@@ -570,13 +570,14 @@ const makeDesk = (config: DeskConfig) =>
     const changing: Changing = { memory, tradingOf, orderOr404, applyAnswer, applySnapshot }
     const cancelOne = (order: Order) => cancelAtVenue(changing, order)
 
+    const timeoutMs = config.placementTimeoutMs ?? 15_000
     const remoteDesk: RemoteDesk = {
       placing,
       memory,
       inflight,
       lanes,
       serialized,
-      timeoutMs: config.placementTimeoutMs ?? 15_000,
+      timeoutMs,
       needsBook: () => risk.rules.price_collar !== null,
       bookOf,
       setOrder,
@@ -584,8 +585,7 @@ const makeDesk = (config: DeskConfig) =>
       // Only the answer is applied under the lock; the venue call is made outside it.
       changing: {
         memory,
-        tradingOf: (account) =>
-          Effect.map(tradingOf(account), (venue) => boundedVenue(venue, config.placementTimeoutMs ?? 15_000)),
+        tradingOf: (account) => Effect.map(tradingOf(account), (venue) => boundedVenue(venue, timeoutMs)),
         orderOr404,
         applyAnswer: (venue, answer) => serialized(applyAnswer(venue, answer)),
         applySnapshot: (order, snapshot) =>

@@ -134,7 +134,7 @@ export class InFlight {
     const out: Array<VenueEvent> = []
     for (const [key, list] of o.byVenueOrderId) {
       if (out.length >= limit) break
-      if (list[0]!.at >= before && before !== Number.POSITIVE_INFINITY) continue
+      if (list[0]!.at >= before) continue
       o.byVenueOrderId.delete(key)
       o.count -= list.length
       for (const h of list) out.push(h.event)

@@ -147,7 +147,7 @@ const send = (r: RemoteDesk, a: Admitted) =>
           yield* releaseOrphans(r, pending.venue, now)
         })
       )
-      if (r.inflight.takeCancel(pending.id)) yield* cancelNow(r, trading, r.memory.lookup(pending.id)!)
+      if (r.inflight.takeCancel(pending.id)) yield* cancelNow(r, r.memory.lookup(pending.id)!)
       return { order: r.memory.lookup(pending.id)!, created: true }
     }
     const e = answer.left
@@ -240,7 +240,7 @@ export const releaseOrphans = (r: RemoteDesk, venue: string, now: number) =>
   })
 
 /** Cancels at the venue now (in the lane already), applying the answer under the lock. */
-const cancelNow = (r: RemoteDesk, _trading: Venue, order: Order) =>
+const cancelNow = (r: RemoteDesk, order: Order) =>
   cancelAtVenue(r.changing, order).pipe(
     Effect.catchAll((e) => Effect.logWarning(`cancel of ${order.id} after its placement failed: ${e.message}`))
   )
