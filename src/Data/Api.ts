@@ -10,7 +10,8 @@ import {
 } from "@effect/platform"
 import { Context, Schema } from "effect"
 import { ApiErrorWire } from "../Domain/Errors.ts"
-import { DecimalString, Millis, strict, Text } from "../Http/Schemas.ts"
+import { Millis, strict, Text } from "../Http/Schemas.ts"
+import { BookAtAnswer, BookRangeAnswer, MarketsAnswer, TradesRangeAnswer } from "../Services/HistoryClient.ts"
 import { VERSION } from "../Version.ts"
 import type { Session } from "./Keys.ts"
 import { MAX_LIMIT } from "./History.ts"
@@ -18,60 +19,6 @@ import { MAX_LIMIT } from "./History.ts"
 const MarketId = Schema.String.pipe(Schema.maxLength(200), Schema.pattern(/^[a-z][a-z0-9_-]*:\S+$/)).annotations({
   description: "`<venue>:<native_id>`"
 })
-
-export const Metadata = Schema.Struct({
-  dataset_version: Schema.String.annotations({
-    description: "Changes whenever the host's data changes: two answers with one version read the same data"
-  }),
-  time_basis: Schema.Literal("venue_ms").annotations({
-    description:
-      "Every `ts`, `*_ms` and `as_of_ms` is the venue's time in ms since the epoch (raised, where the venue's clock " +
-      "went back, to keep one market's rows in order); `received_ms` is when the recorder received the message"
-  })
-}).annotations({ identifier: "HistoryMetadata" })
-
-const Level = Schema.Struct({ price: DecimalString, size: DecimalString }).annotations({ identifier: "HistoryLevel" })
-const Book = Schema.Struct({ ts: Millis, bids: Schema.Array(Level), asks: Schema.Array(Level) }).annotations({
-  identifier: "HistoryBook",
-  description: "The YES book (or the NO book when asked), each side best first"
-})
-const Change = Schema.Struct({
-  ts: Millis,
-  received_ms: Millis,
-  kind: Schema.Literal("snapshot", "change"),
-  bids: Schema.Array(Level),
-  asks: Schema.Array(Level)
-}).annotations({
-  identifier: "HistoryChange",
-  description: "A `snapshot` replaces the book; a `change` sets each level listed, and size `0` removes it"
-})
-const Segment = Schema.Struct({
-  kind: Schema.Literal("data", "absent"),
-  start_ms: Millis,
-  end_ms: Millis,
-  initial_book: Schema.NullOr(Book),
-  changes: Schema.Array(Change),
-  reason: Schema.NullOr(Schema.String)
-}).annotations({
-  identifier: "HistorySegment",
-  description:
-    "`data`: the book at `start_ms` (`initial_book`) and every change after it up to `end_ms`. `absent`: nothing " +
-    "was recorded (`reason`: `not_recorded`, `reconnect`, `sequence_gap`, `venue_error`, `fell_behind`, …)"
-})
-const Coverage = Schema.Struct({
-  kind: Schema.Literal("data", "absent"),
-  start_ms: Millis,
-  end_ms: Millis,
-  reason: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "HistoryCoverage" })
-const Trade = Schema.Struct({
-  id: Schema.String,
-  ts: Millis,
-  received_ms: Millis,
-  price: DecimalString,
-  amount: DecimalString,
-  taker_side: Schema.Literal("buy", "sell")
-}).annotations({ identifier: "HistoryTrade" })
 
 const Limit = Schema.optional(
   Schema.Int.pipe(Schema.between(1, MAX_LIMIT)).annotations({
@@ -86,14 +33,6 @@ export const BookAtRequest = Schema.Struct({
   side: Schema.optional(Schema.Literal("yes", "no")),
   depth: Schema.optional(Schema.Int.pipe(Schema.between(1, 1000)))
 }).annotations({ identifier: "BookAtRequest", ...strict })
-export const BookAtAnswer = Schema.Struct({
-  metadata: Metadata,
-  market_id: Schema.String,
-  as_of_ms: Millis,
-  book: Schema.NullOr(Book),
-  absence_reason: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "BookAtAnswer" })
-
 export const RangeRequest = Schema.Struct({
   market_id: MarketId,
   start_ms: Millis,
@@ -108,34 +47,6 @@ export const TapeRangeRequest = Schema.Struct({
 }).annotations({ identifier: "TapeRangeRequest", ...strict })
 /** The media type of a columnar tape: an Arrow IPC file. */
 export const ARROW_FILE = "application/vnd.apache.arrow.file"
-export const BookRangeAnswer = Schema.Struct({
-  metadata: Metadata,
-  market_id: Schema.String,
-  segments: Schema.Array(Segment),
-  next_cursor: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "BookRangeAnswer" })
-export const TradesRangeAnswer = Schema.Struct({
-  metadata: Metadata,
-  market_id: Schema.String,
-  trades: Schema.Array(Trade),
-  coverage: Schema.Array(Coverage),
-  next_cursor: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "TradesRangeAnswer" })
-
-export const RecordedMarket = Schema.Struct({
-  id: Schema.String,
-  title: Schema.String,
-  tick: DecimalString,
-  lot: DecimalString,
-  first_ms: Schema.NullOr(Millis),
-  last_ms: Schema.NullOr(Millis)
-}).annotations({ identifier: "RecordedMarket" })
-export const MarketsAnswer = Schema.Struct({
-  data: Schema.Array(RecordedMarket),
-  next_cursor: Schema.Null,
-  count: Schema.Int
-})
-
 export const KeyRecord = Schema.Struct({
   id: Schema.String,
   name: Schema.String,

@@ -3,19 +3,11 @@
  * API keys a session creates. Every secret is stored as its SHA-256 only; the secret itself is shown once.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { randomId } from "../Services/Auth.ts"
 import type { DataStore } from "./Store.ts"
 
 export const INVITE_TTL_MS = 24 * 3_600_000
 export const SESSION_TTL_MS = 30 * 24 * 3_600_000
-
-const ALPHANUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
-const randomId = (length: number): string => {
-  const bytes = randomBytes(length)
-  let out = ""
-  for (let i = 0; i < length; i++) out += ALPHANUM[bytes[i]! % ALPHANUM.length]
-  return out
-}
 
 /** The hex SHA-256 a secret is stored as. */
 export const hashSecret = (secret: string): string => createHash("sha256").update(secret, "utf8").digest("hex")

@@ -1,12 +1,12 @@
 /**
- * The matching protocol on the data host: `GET /match/market` and `/match/event` (src/Matching/Http.ts) over the
+ * The matching protocol on the data host: `GET /match/market` and `/match/event` (src/Http/Matching.ts) over the
  * MatchingClient in the layer's context, each request refused with 401 unless it carries an API key, like the
  * history routes.
  */
 import { HttpApiBuilder, HttpRouter } from "@effect/platform"
 import { Effect } from "effect"
 import { respond } from "../Http/Errors.ts"
-import { matchingRouter } from "../Matching/Http.ts"
+import { matchingRouter } from "../Http/Matching.ts"
 import { MatchingClient } from "../Services/MatchingClient.ts"
 import { DataHost, requireApiKey } from "./Server.ts"
 

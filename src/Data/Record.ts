@@ -4,10 +4,10 @@
  * re-read from a fresh snapshot once the venue answers again, and the stretch between is written as absent; so is a
  * stretch the recorder fell behind on. Stopping (the duration, or Ctrl-C) closes each market's span at that moment.
  */
-import { Clock, Duration, Effect, Queue, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Queue, Schedule } from "effect"
 import * as F from "../Domain/Fixed.ts"
-import type { BookLevel, Trade } from "../Domain/Market.ts"
-import { sideChanges } from "../Http/Markets.ts"
+import type { BookLevel } from "../Domain/Market.ts"
+import { followBooks, newTrades, sideChanges } from "../Services/MarketChanges.ts"
 import type { Venue, VenueError } from "../Services/VenueGateway.ts"
 import type { DataStore, Levels } from "./Store.ts"
 
@@ -46,16 +46,6 @@ interface Followed {
 const levels = (side: ReadonlyArray<BookLevel>): Levels =>
   side.map((l) => [F.format(l.price), F.format(l.size)] as const)
 
-/** Trades newer than `lastId` in time order, from a newest-first list; all of them when `lastId` is not in it. */
-const newTrades = (trades: ReadonlyArray<Trade>, lastId: string | undefined): ReadonlyArray<Trade> => {
-  const out: Array<Trade> = []
-  for (const t of trades) {
-    if (t.id === lastId) break
-    out.push(t)
-  }
-  return out.reverse()
-}
-
 /** Records until interrupted; the scope's end closes the spans. */
 export const record = (options: RecordOptions) =>
   Effect.gen(function* () {
@@ -83,20 +73,8 @@ export const record = (options: RecordOptions) =>
     const seen = (f: Followed, ts: number) => options.onBook?.(f.marketId, ts, levels(f.bids), levels(f.asks))
 
     // Subscribe before the first snapshots: a change in between arrives as an event, never lost.
-    const events = yield* venue.subscribe
-    const pending = yield* Queue.dropping<Followed>(options.capacity ?? 10_000)
-    let behind = false
-    yield* Stream.fromQueue(events).pipe(
-      Stream.runForEach((event) => {
-        if (event._tag !== "Book") return Effect.void
-        const f = followed.get(event.nativeId)
-        if (f === undefined) return Effect.void
-        return Effect.map(Queue.offer(pending, f), (taken) => {
-          if (!taken) behind = true
-        })
-      }),
-      Effect.forkScoped
-    )
+    const changes = yield* followBooks([[venue, followed]], options.capacity ?? 10_000)
+    const pending = changes.queue
     if (venue.watch !== undefined) yield* venue.watch(options.nativeIds)
     // A venue that streams no books (Kalshi without credentials) is read on a timer: each read writes what changed.
     if (venue.info.has.watch_order_book === false) {
@@ -201,8 +179,8 @@ export const record = (options: RecordOptions) =>
 
     for (;;) {
       const f = yield* Queue.take(pending)
-      if (behind) {
-        behind = false
+      if (changes.behind) {
+        changes.behind = false
         yield* Queue.takeAll(pending)
         for (const g of followed.values()) {
           yield* broken(g, "fell_behind")

@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs"
 import { ensureHome, homeFolder, privateFiles } from "../Home.ts"
 import { Tapes } from "../Data/Tapes.ts"
 import { HistoryClient, type HistoryError } from "../Services/HistoryClient.ts"
-import { apiKey, apiKeyFile, dataUrl, readHosted, writeApiKey, writeHosted } from "./Config.ts"
+import { apiKey, apiKeyFile, dataUrl, readHosted, writeApiKey, writeHosted } from "../Services/HostedConfig.ts"
 
 /** A failure the user can act on: one sentence on stderr, exit status 1. */
 export class HostedError extends Data.TaggedError("HostedError")<{ readonly message: string }> {}

@@ -3,10 +3,11 @@
  * frame with a per-connection seq. No token: it carries only what the market-data routes serve.
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse, Socket } from "@effect/platform"
-import { Context, Effect, Fiber, Queue, Stream } from "effect"
+import { Context, Effect, Fiber, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import type { BookLevel, Trade } from "../Domain/Market.ts"
+import type { BookLevel } from "../Domain/Market.ts"
+import { followBooks, newTrades, sideChanges, type WireLevel, wireLevel } from "../Services/MarketChanges.ts"
 import { type Venue, type VenueError, VenueGateway } from "../Services/VenueGateway.ts"
 import { fromVenueError, respond } from "./Errors.ts"
 import { badHandshake, CLOSE_TOO_SLOW } from "./Events.ts"
@@ -25,33 +26,9 @@ export const MAX_STREAM_MARKETS = 100
 export const DEFAULT_STREAM_DEPTH = 10
 export const MAX_STREAM_DEPTH = 1000
 
-export interface WireLevel {
-  readonly price: string
-  readonly size: string
-}
-
 export interface LevelChanges {
   readonly bids: ReadonlyArray<WireLevel>
   readonly asks: ReadonlyArray<WireLevel>
-}
-
-const wire = (l: BookLevel): WireLevel => ({ price: F.format(l.price), size: F.format(l.size) })
-
-/**
- * The levels of one side that differ between two views of it: each price whose size changed or that appeared with
- * its new size, each price that left the view with size "0"; best first as the view orders them, removals last.
- * Applying them to `before` (set each level, drop those at "0") gives `after` exactly.
- */
-export const sideChanges = (
-  before: ReadonlyArray<BookLevel>,
-  after: ReadonlyArray<BookLevel>
-): ReadonlyArray<WireLevel> => {
-  const old = new Map(before.map((l) => [l.price as number, l.size as number]))
-  const now = new Set(after.map((l) => l.price as number))
-  const out: Array<WireLevel> = []
-  for (const l of after) if (old.get(l.price) !== l.size) out.push(wire(l))
-  for (const l of before) if (!now.has(l.price)) out.push({ price: F.format(l.price), size: "0" })
-  return out
 }
 
 /** A market on the socket: what was last sent of its book and the newest trade seen. */
@@ -128,16 +105,6 @@ const depthOf = (text: string | null): number | ApiError => {
     : ApiError.field("depth", `must be a whole number from 1 to ${MAX_STREAM_DEPTH} (levels per side)`)
 }
 
-/** Trades newer than `lastId` in time order, from a newest-first list; all of them when `lastId` is not in it. */
-const newTrades = (trades: ReadonlyArray<Trade>, lastId: string | undefined): ReadonlyArray<Trade> => {
-  const out: Array<Trade> = []
-  for (const t of trades) {
-    if (t.id === lastId) break
-    out.push(t)
-  }
-  return out.reverse()
-}
-
 export const MarketsRoute = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function* () {
     const gateway = yield* VenueGateway
@@ -164,22 +131,7 @@ export const MarketsRoute = HttpApiBuilder.Router.use((router) =>
         }
 
         // Subscribe before the snapshots are read: a change made in between arrives as a change, never lost.
-        const changed = yield* Queue.dropping<Watched>(capacity)
-        let overflowed = false
-        for (const [venue, markets] of byVenue) {
-          const events = yield* venue.subscribe
-          yield* Stream.fromQueue(events).pipe(
-            Stream.runForEach((event) => {
-              if (event._tag !== "Book") return Effect.void
-              const w = markets.get(event.nativeId)
-              if (w === undefined) return Effect.void
-              return Effect.map(Queue.offer(changed, w), (taken) => {
-                if (!taken) overflowed = true
-              })
-            }),
-            Effect.forkScoped
-          )
-        }
+        const changed = yield* followBooks(byVenue, capacity)
 
         const socket = yield* request.upgrade
         const write = yield* socket.writer
@@ -198,8 +150,8 @@ export const MarketsRoute = HttpApiBuilder.Router.use((router) =>
               ts: book.ts,
               type: "snapshot",
               market_id: w.marketId,
-              bids: w.bids.map(wire),
-              asks: w.asks.map(wire)
+              bids: w.bids.map(wireLevel),
+              asks: w.asks.map(wireLevel)
             })
           })
 
@@ -233,8 +185,8 @@ export const MarketsRoute = HttpApiBuilder.Router.use((router) =>
         const stream = Effect.gen(function* () {
           for (const w of watched) yield* snapshot(w)
           for (;;) {
-            const w = yield* Queue.take(changed)
-            if (overflowed) {
+            const w = yield* Queue.take(changed.queue)
+            if (changed.behind) {
               yield* write(new Socket.CloseEvent(CLOSE_TOO_SLOW, "fell behind; reconnect for a new snapshot"))
               return yield* Fiber.join(reading).pipe(Effect.ignore)
             }

@@ -1,13 +1,7 @@
 /** Wire schemas shared by every group: decimals as strings, pages, the error statuses each route can answer. */
 import { Schema } from "effect"
 
-/** A decimal carried as a JSON string, such as "0.35". */
-export const DecimalString = Schema.String.pipe(
-  Schema.pattern(/^-?\d+(\.\d+)?$/),
-  Schema.annotations({ identifier: "Decimal", description: 'A decimal carried as a string, e.g. "0.35"' })
-)
-
-export const Millis = Schema.Int.annotations({ description: "ms since epoch" })
+export { DecimalString, Millis } from "../Domain/Wire.ts"
 
 export const Page = <A, I, R>(row: Schema.Schema<A, I, R>) =>
   Schema.Struct({

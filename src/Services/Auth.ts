@@ -66,7 +66,8 @@ export const isAccount = (account: string): boolean => account === "*" || /^[a-z
 const TOKEN = /^cb_([A-Za-z0-9]{8})_([A-Za-z0-9_-]{43})$/
 const ALPHANUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-const randomId = (length: number): string => {
+/** `length` letters and digits from the system's secure random source: the readable part of a secret's name. */
+export const randomId = (length: number): string => {
   const bytes = randomBytes(length)
   let out = ""
   for (let i = 0; i < length; i++) out += ALPHANUM[bytes[i]! % ALPHANUM.length]

@@ -2,8 +2,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Clock, Context, Data, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { ErrorBody } from "../Domain/Errors.ts"
-import { apiKey } from "../Hosted/Config.ts"
-import type { MatchIndex } from "../Matching/Matcher.ts"
+import { apiKey } from "./HostedConfig.ts"
 
 export const SideMap = Schema.Struct({ yes: Schema.Literal("yes", "no"), no: Schema.Literal("yes", "no") })
 export type SideMap = typeof SideMap.Type
@@ -92,6 +91,12 @@ export const checkQuery = (id: string, targetVenue?: string): Effect.Effect<void
   return Effect.void
 }
 
+/** What the local matcher answers from (the index over every venue's catalog): a market's match, an event's matches. */
+export interface MatchSource {
+  readonly match: (id: string, targetVenue?: string) => MatchResult | undefined
+  readonly matchEvent: (id: string) => EventMatchResult | undefined
+}
+
 export class MatchingClient extends Context.Tag("crossbook/MatchingClient")<
   MatchingClient,
   {
@@ -117,7 +122,7 @@ export class MatchingClient extends Context.Tag("crossbook/MatchingClient")<
    * The local matcher over an index of every venue's catalog. The index is read at each call, so a refresh of a
    * venue's catalog (`index.setCatalog(venue, listings)`) is seen by the next match.
    */
-  static layerMatcher(index: MatchIndex) {
+  static layerMatcher(index: MatchSource) {
     return Layer.succeed(MatchingClient, {
       match: (id, targetVenue) =>
         Effect.zipRight(

@@ -4,7 +4,14 @@ import { readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { Keys } from "../../src/Data/Keys.ts"
 import { DataStore } from "../../src/Data/Store.ts"
-import { apiKey, apiKeyFile, hostedFile, readHosted, writeApiKey, writeHosted } from "../../src/Hosted/Config.ts"
+import {
+  apiKey,
+  apiKeyFile,
+  hostedFile,
+  readHosted,
+  writeApiKey,
+  writeHosted
+} from "../../src/Services/HostedConfig.ts"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect } from "effect"
 import { readArrowTape } from "../../sim/ArrowTape.ts"

@@ -5,7 +5,8 @@ import * as fc from "fast-check"
 import WebSocket from "ws"
 import * as F from "../../src/Domain/Fixed.ts"
 import type { BookLevel } from "../../src/Domain/Market.ts"
-import { MarketsQueueCapacity, sideChanges } from "../../src/Http/Markets.ts"
+import { MarketsQueueCapacity } from "../../src/Http/Markets.ts"
+import { sideChanges } from "../../src/Services/MarketChanges.ts"
 import { OwnerToken, rawExchange, request, testServer } from "./TestServer.ts"
 
 interface Level {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ApiError } from "../../src/Domain/Errors.ts"
 import { listingOfMarket } from "../../src/Matching/Eval.ts"
-import { matchingRouter } from "../../src/Matching/Http.ts"
+import { matchingRouter } from "../../src/Http/Matching.ts"
 import { MatchIndex } from "../../src/Matching/Matcher.ts"
 import {
   type HostedOptions,

@@ -6,8 +6,8 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
-import { respond } from "../Http/Errors.ts"
 import { MatchingClient, type MatchingError } from "../Services/MatchingClient.ts"
+import { respond } from "./Errors.ts"
 
 /** A matcher's failure as the error body: a refused query is the caller's (400), anything else the matcher's (502). */
 const fromMatchingError = (error: MatchingError): ApiError =>
