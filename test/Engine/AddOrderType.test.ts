@@ -224,6 +224,29 @@ describe("adding an order type", () => {
     })
   )
 
+  it.live("a market that no longer trades is 409 market_halted for a plain order and for the new type alike", () =>
+    Effect.gen(function* () {
+      // The market closes 100 s in; both orders come 10 s later.
+      const rows = tape.trim().split("\n")
+      const at = rows.findIndex((r, i) => i > 0 && (JSON.parse(r) as { ts: number }).ts > T0 + 100_000)
+      rows.splice(at, 0, JSON.stringify({ type: "status", ts: T0 + 100_000, market: MARKET, status: "closed" }))
+      const run = yield* replay({
+        tape: rows.join("\n") + "\n",
+        seed: 3,
+        wiring: wiring([...ORDER_TYPES, limitAfter]),
+        orders: [
+          { at_ms: 110_000, order: order({ type: "limit", params: undefined }) },
+          { at_ms: 110_001, order: order({}) }
+        ]
+      })
+      const refused = run.summary.orders.refused.map((r) => [r.code, r.message])
+      assert.deepStrictEqual(refused, [
+        ["risk_rejected", `market ${MARKET} is closed`],
+        ["risk_rejected", `market ${MARKET} is closed`]
+      ])
+    })
+  )
+
   it.live("an engine not given the type does not know it", () =>
     Effect.gen(function* () {
       const run = yield* replay({ tape, seed: 3, orders: [{ at_ms: 500, order: order({}) }] })
