@@ -2,6 +2,7 @@
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { createHash } from "node:crypto"
 import * as F from "../src/Domain/Fixed.ts"
+import type { OrderRequest } from "../src/Domain/OrderRequest.ts"
 import { serverServices } from "../src/Stack.ts"
 import { Engine as EngineTag, type Engine } from "../src/Engine/Engine.ts"
 import { Auth } from "../src/Services/Auth.ts"
@@ -108,7 +109,8 @@ export interface ReplayOptions {
    * format, a batch or a megabyte at a time, whatever its length).
    */
   readonly tape: string | { readonly header: TapeHeader; readonly events: ReadonlyArray<TapeEvent> } | TapeStream
-  readonly orders?: ReadonlyArray<ScenarioOrder>
+  /** Orders sent at their time from the tape's start: a scenario's, or any request of a type the wiring's engine holds. */
+  readonly orders?: ReadonlyArray<{ readonly at_ms: number; readonly order: OrderRequest }>
   readonly seed?: number
   readonly startingCash?: string
   /** Called as the replay goes: events done and the total (estimated from the bytes read when a stream's is unknown). */
@@ -127,7 +129,7 @@ export interface ReplayOptions {
   readonly wiring?: Wiring
   /** How a scenario order is sent (default: straight to the submit path the route uses). */
   readonly submit?: (
-    order: ScenarioOrder["order"],
+    order: OrderRequest,
     run: RunContext
   ) => Effect.Effect<void, { readonly code: string; readonly message: string }>
 }

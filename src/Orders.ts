@@ -1,71 +1,30 @@
 /** One way in for every new order, plain or complex: the route, the replay and the backtester all submit here. */
 import { Effect } from "effect"
 import { ApiError } from "./Domain/Errors.ts"
-import { COMPLEX_TYPES, type ComplexType, type Order, type TimeInForce } from "./Domain/Order.ts"
-import { type CheckedMember, type CreateInput, Engine } from "./Engine/Engine.ts"
+import { PLAIN_TYPES, type Order } from "./Domain/Order.ts"
+import type { OrderRequest } from "./Domain/OrderRequest.ts"
+import { type CheckedMember, Engine } from "./Engine/Engine.ts"
 import type { BucketRecord } from "./Trading/Buckets.ts"
 import { Desk } from "./Trading/Desk.ts"
 
-const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
+export type { OrderRequest } from "./Domain/OrderRequest.ts"
 
-/** The body of `POST /trading/orders` once its schema decoded it. */
-export interface OrderRequest {
-  readonly market_id: string
-  readonly side: "buy" | "sell"
-  readonly amount: string
-  readonly type: string
-  readonly price?: string | undefined
-  readonly stop_price?: string | undefined
-  readonly time_in_force?: TimeInForce | undefined
-  readonly expires_at?: number | undefined
-  readonly post_only?: boolean | undefined
-  readonly reduce_only?: boolean | undefined
-  readonly client_order_id?: string | undefined
-  readonly book?: string | undefined
-  readonly trader?: string | undefined
-  readonly tags?: Readonly<Record<string, unknown>> | undefined
-  readonly notes?: string | undefined
-  readonly params?: Readonly<Record<string, unknown>> | undefined
-}
+const PLAIN: ReadonlySet<string> = new Set(PLAIN_TYPES)
 
 /**
- * What the engine takes of a request, on `account`. The keys keep their order: a parent's request digest (what a
- * retry with its client id is checked against) is made from this object.
+ * Places a plain order on the desk or hands one of the engine's types to it, on `account`; `created` is false for a
+ * repeated client id.
  */
-const engineInput = (
-  request: OrderRequest,
-  account: string,
-  type: ComplexType | undefined
-): Omit<CreateInput, "type"> & { readonly type?: ComplexType } => ({
-  account,
-  marketId: request.market_id,
-  side: request.side,
-  ...(type === undefined ? {} : { type }),
-  amount: request.amount,
-  price: request.price,
-  stopPrice: request.stop_price,
-  timeInForce: request.time_in_force,
-  expiresAt: request.expires_at,
-  postOnly: request.post_only,
-  reduceOnly: request.reduce_only,
-  clientOrderId: request.client_order_id,
-  book: request.book,
-  trader: request.trader,
-  tags: request.tags,
-  notes: request.notes,
-  params: request.params ?? {}
-})
-
-/** Places a plain order on the desk or hands a complex one to the engine; `created` is false for a repeated client id. */
 export const submitOrder: (
   request: OrderRequest,
   account: string,
   actor: string
 ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError, Desk | Engine> = Effect.fnUntraced(
   function* (request, account, actor) {
-    if (COMPLEX.has(request.type)) {
-      const engine = yield* Engine
-      return yield* engine.create(engineInput(request, account, request.type as ComplexType) as CreateInput, actor)
+    const engine = yield* Engine
+    if (engine.holds(request.type)) return yield* engine.create({ ...request, account }, actor)
+    if (!PLAIN.has(request.type)) {
+      return yield* Effect.fail(ApiError.field("type", `'${request.type}' is not an order type this server knows`))
     }
     if (request.params !== undefined)
       return yield* Effect.fail(ApiError.field("params", "a plain order takes no params"))
@@ -73,26 +32,7 @@ export const submitOrder: (
       return yield* Effect.fail(ApiError.field("stop_price", "a plain order takes no stop_price; use a stop type"))
     }
     const desk = yield* Desk
-    return yield* desk.place(
-      {
-        account,
-        marketId: request.market_id,
-        side: request.side,
-        type: request.type as "limit" | "market",
-        amount: request.amount,
-        price: request.price,
-        timeInForce: request.time_in_force,
-        expiresAt: request.expires_at,
-        postOnly: request.post_only,
-        reduceOnly: request.reduce_only,
-        clientOrderId: request.client_order_id,
-        book: request.book,
-        trader: request.trader,
-        tags: request.tags,
-        notes: request.notes
-      },
-      actor
-    )
+    return yield* desk.place({ ...request, account }, actor)
   }
 )
 
@@ -123,7 +63,8 @@ export const submitBucketOrder = (
     const engine = yield* Engine
     return yield* engine.createBucket(
       {
-        ...engineInput(request, bucket.members[0]!.account, undefined),
+        ...request,
+        account: bucket.members[0]!.account,
         bucketId: bucket.id,
         members,
         book: request.book ?? (bucket.book === "" ? undefined : bucket.book)

@@ -22,7 +22,8 @@ import { OrderStore } from "./Services/OrderStore.ts"
 import { VenueGateway } from "./Services/VenueGateway.ts"
 import { Desk, type DeskConfig } from "./Trading/Desk.ts"
 import { Engine } from "./Engine/Engine.ts"
-import { REGISTRY } from "./Engine/Registry.ts"
+import type { OrderType } from "./Engine/OrderType.ts"
+import { ORDER_TYPES } from "./Engine/Registry.ts"
 import { Buckets } from "./Trading/Buckets.ts"
 import { Journal } from "./Trading/Journal.ts"
 import { tracingLayer } from "./Telemetry/Tracing.ts"
@@ -118,11 +119,16 @@ export const serverServices = <E1, E2, E3 = never>(
     readonly engineSeed?: number
     /** The simulator moves the clock and tells the engine when its timers are due. */
     readonly drivenEngine?: boolean
+    /** The complex order types the engine holds (default the built-in ones, `ORDER_TYPES`). */
+    readonly orderTypes?: ReadonlyArray<OrderType>
   }
 ) =>
   Layer.provideMerge(
     Layer.merge(
-      Engine.layer(REGISTRY, { seed: options.engineSeed ?? 0, driven: options.drivenEngine ?? false }),
+      Engine.layer(options.orderTypes ?? ORDER_TYPES, {
+        seed: options.engineSeed ?? 0,
+        driven: options.drivenEngine ?? false
+      }),
       Buckets.layer
     ),
     deskServices(options)

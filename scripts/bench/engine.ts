@@ -9,8 +9,8 @@ import { replay, replayTimings, Scenario } from "../../sim/Replay.ts"
 import type { TapeEvent, TapeHeader } from "../../sim/Tape.ts"
 import { TapeBook } from "../../sim/TapeBook.ts"
 import * as F from "../../src/Domain/Fixed.ts"
-import { COMPLEX_TYPES } from "../../src/Domain/Order.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
+import { COMPLEX_TYPES } from "../../src/Engine/Registry.ts"
 import { time } from "./common.ts"
 
 export interface Tape {
@@ -206,7 +206,7 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
     liveAtStart: parents,
     liveAtEnd,
     wokenPerView: stats.woken / Math.max(1, stats.views),
-    wokenByType: stats.wokenByType,
+    wokenByType: stats.wokenByType as Readonly<Record<string, number>>,
     window: { ms, marketMs: ms - own.ms - woken.ms - scheduled.ms, own, woken, scheduled }
   }
 }

@@ -106,11 +106,11 @@ export const reaction = (background: number, trials: number, onDisk = false) =>
       yield* engine.create(
         {
           account: "sim:default",
-          marketId: market,
+          market_id: market,
           side: "sell",
           type: "stop_market",
           amount: "1",
-          stopPrice: F.format(stop),
+          stop_price: F.format(stop),
           params: {}
         },
         "bench"
@@ -241,11 +241,11 @@ export const restore = (count: number, keep?: string) =>
         yield* engine.create(
           {
             account: "sim:default",
-            marketId: markets[k % markets.length]!,
+            market_id: markets[k % markets.length]!,
             side: k % 2 === 0 ? "sell" : "buy",
             type: "stop_market",
             amount: "1",
-            stopPrice: k % 2 === 0 ? "0.01" : "0.99",
+            stop_price: k % 2 === 0 ? "0.01" : "0.99",
             params: {}
           },
           "bench"

@@ -4,20 +4,9 @@ import type { Side } from "./Market.ts"
 import { createHash } from "node:crypto"
 
 export const PLAIN_TYPES = ["limit", "market"] as const
-export const COMPLEX_TYPES = [
-  "stop_market",
-  "stop_limit",
-  "trailing_stop",
-  "iceberg",
-  "oco",
-  "bracket",
-  "twap",
-  "peg",
-  "smart_taker"
-] as const
 export type PlainType = (typeof PLAIN_TYPES)[number]
-export type ComplexType = (typeof COMPLEX_TYPES)[number]
-export type OrderType = PlainType | ComplexType
+/** `limit`, `market`, or the name of a type the engine holds (its registration names it). */
+export type OrderType = string
 
 export const STATUSES = [
   "pending",
@@ -154,11 +143,20 @@ export const renderOrderWire = (o: Order) => {
   return o.venueOrderId === null ? record : { ...record, info: { ...record.info, venue_order_id: o.venueOrderId } }
 }
 
+/** JSON with every object's keys in order, so two bodies that differ only in the order of their keys read the same. */
+const canonical = (value: unknown): unknown => {
+  if (typeof value !== "object" || value === null) return value
+  if (Array.isArray(value)) return value.map(canonical)
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value).sort()) out[key] = canonical((value as Record<string, unknown>)[key])
+  return out
+}
+
 /**
  * What a request for an order asked for, less its client order id: a retry with the same client id is the same order
- * only when this matches. Kept as a sha256 (43 characters) rather than the request itself.
+ * only when this matches, whatever the order of its keys. Kept as a sha256 (43 characters) rather than the request.
  */
 export const requestDigest = (input: object): string =>
   createHash("sha256")
-    .update(JSON.stringify({ ...input, clientOrderId: undefined }))
+    .update(JSON.stringify(canonical({ ...input, client_order_id: undefined })))
     .digest("base64url")

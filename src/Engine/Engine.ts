@@ -3,6 +3,7 @@ import { Clock, Context, Effect, Layer, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import { NO_TAGS, type Order, requestDigest } from "../Domain/Order.ts"
+import type { AccountRequest } from "../Domain/OrderRequest.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
 import { VenueGateway } from "../Services/VenueGateway.ts"
 import { Desk } from "../Trading/Desk.ts"
@@ -15,25 +16,26 @@ import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, record, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
+import { type OrderType, type Registry, registryOf } from "./OrderType.ts"
 import { type Driver, type EngineType, type Runtime } from "./Runtime.ts"
-import {
-  checkBucketParent,
-  type CheckedMember,
-  checkParent,
-  type CreateInput,
-  type OrderKind,
-  type Registry
-} from "./Validation.ts"
+import { checkBucketParent, type CheckedMember, checkParent } from "./Validation.ts"
 import { dueAdded, nextDue, rewatch, viewOf, wakeFor } from "./Wake.ts"
 import { DueHeap, WakeIndex } from "./WakeIndex.ts"
 
-export type { CheckedMember, CreateInput, OrderKind, Registry } from "./Validation.ts"
+export type { CheckedMember } from "./Validation.ts"
+export type { OrderType, Registry } from "./OrderType.ts"
 
-/** The bucket order's kind: held by every engine beside the wire types, reached through `createBucket`. */
-const BUCKET_KIND: OrderKind = { params: Bucket.Params, validate: Bucket.validate, core: Bucket.core }
+/** The bucket order's type: held by every engine beside the registered ones, reached through `createBucket`. */
+const BUCKET_KIND: OrderType = {
+  type: "bucket",
+  params: Bucket.Params,
+  validate: Bucket.validate,
+  core: Bucket.core,
+  shownAs: "market"
+}
 
 /** A bucket order: the bucket it names and its members as checked (market, flip, account). */
-export interface BucketOrderInput extends Omit<CreateInput, "type"> {
+export interface BucketOrderInput extends AccountRequest {
   readonly bucketId: string
   readonly members: ReadonlyArray<CheckedMember>
 }
@@ -45,8 +47,11 @@ const seedOf = (id: string): number => {
 }
 
 type EngineService = {
+  /** Whether the engine holds orders of this type (one of the types it was given). */
+  readonly holds: (type: string) => boolean
+  /** A new parent of one of the engine's types, on the account the request was checked for. */
   readonly create: (
-    input: CreateInput,
+    input: AccountRequest,
     actor: string
   ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError>
   /** A `market` order on a bucket: routed by the engine across the members' venues. */
@@ -70,8 +75,8 @@ type EngineService = {
   readonly liveCount: Effect.Effect<number>
   /** Parents held in memory: the live ones only (a finished one is read from the store). */
   readonly heldCount: Effect.Effect<number>
-  /** Live parents by type, for the metrics. */
-  readonly liveByType: Effect.Effect<Readonly<Partial<Record<EngineType, number>>>>
+  /** Live parents of each of the engine's types (0 when none; bucket orders left out), for the metrics. */
+  readonly liveByType: Effect.Effect<Readonly<Record<string, number>>>
   /** The next expiry or timer of any live parent (Infinity when none). */
   readonly nextDue: () => number
   /** Driven mode: ends the parents whose expiry has come (the first inputs of a moment). */
@@ -86,7 +91,11 @@ export class Engine extends Context.Tag("crossbook/Engine")<Engine, EngineServic
    * `driven`: no fiber watches the clock or the venues' market data; the simulator calls `expireDue`, `marketView`
    * and `timersDue` itself, so the inputs of one moment follow the documented order.
    */
-  static layer(registry: Registry, options: { readonly seed?: number; readonly driven?: boolean } = {}) {
+  static layer(
+    types: ReadonlyArray<OrderType> | Registry,
+    options: { readonly seed?: number; readonly driven?: boolean } = {}
+  ) {
+    const registry = Array.isArray(types) ? registryOf(types) : (types as Registry)
     return Layer.scoped(Engine, makeEngine(registry, options.seed ?? 0, options.driven ?? false))
   }
 }
@@ -208,7 +217,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     /** A new parent's runtime, its first step taken in. */
     const runtimeOf = (
       type: EngineType,
-      input: Omit<CreateInput, "type">,
+      input: AccountRequest,
       where: Pick<Runtime, "venue" | "marketId" | "members">,
       checked: { readonly spec: Runtime["spec"]; readonly params: unknown },
       id: string
@@ -228,7 +237,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         lot: c.lot,
         createdAt: c.createdAt
       }
-      const first = d.registry[type].core.init(fullSpec, checked.params, seedOf(id) ^ seed)
+      const first = d.registry[type]!.core.init(fullSpec, checked.params, seedOf(id) ^ seed)
       const rt: Runtime = {
         id,
         type,
@@ -238,7 +247,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         members: where.members,
         spec: fullSpec,
         params: sharedEmpty(checked.params),
-        wireParams: sharedEmpty(input.params),
+        wireParams: sharedEmpty(input.params ?? NO_TAGS),
         state: first.state,
         children: NONE,
         filled: F.ZERO,
@@ -251,8 +260,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         detail: "",
         done: false,
         updatedAt: fullSpec.createdAt,
-        expiresAt: input.expiresAt ?? null,
-        clientOrderId: input.clientOrderId ?? id,
+        expiresAt: input.expires_at ?? null,
+        clientOrderId: input.client_order_id ?? id,
         book: input.book ?? "",
         trader: input.trader ?? "",
         tags: input.tags ?? NO_TAGS,
@@ -265,7 +274,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     const hold = Effect.fnUntraced(function* (
       rt: Runtime,
       first: ReturnType<typeof runtimeOf>["first"],
-      input: Omit<CreateInput, "type">,
+      input: AccountRequest,
       digest: string,
       actor: string,
       look: Effect.Effect<void>
@@ -295,14 +304,21 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       if (view !== undefined && rt.ending === null) yield* feed(d, rt, { _tag: "Market", ts: now, view })
     })
 
-    const create = Effect.fnUntraced(function* (input: CreateInput, actor: string) {
-      const kind = registry[input.type]
+    const postOnlyTypes = Object.values(registry)
+      .filter((t) => t.postOnly === true)
+      .map((t) => t.type)
+      .sort()
+    const create = Effect.fnUntraced(function* (input: AccountRequest, actor: string) {
+      const kind = Object.hasOwn(registry, input.type) ? registry[input.type]! : undefined
+      if (kind === undefined) {
+        return yield* Effect.fail(ApiError.field("type", `the engine holds no orders of type '${input.type}'`))
+      }
       const now = yield* Clock.currentTimeMillis
-      const { venue, market } = yield* desk.resolveMarket(input.marketId)
+      const { venue, market } = yield* desk.resolveMarket(input.market_id)
       const digest = requestDigest(input)
-      const again = yield* repeated(input.account, input.clientOrderId, digest)
+      const again = yield* repeated(input.account, input.client_order_id, digest)
       if (again !== undefined) return again
-      const checked = yield* checkParent(kind, input, market, venue.info.id, now, desk)
+      const checked = yield* checkParent(kind, input, market, venue.info.id, now, desk, postOnlyTypes)
       const id = yield* desk.nextParentId
       const where = { venue: venue.info.id, marketId: `${venue.info.id}:${market.nativeId}` }
       const { rt, first } = runtimeOf(input.type, input, where, checked, id)
@@ -313,7 +329,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       const now = yield* Clock.currentTimeMillis
       const { bucketId, members, ...rest } = input
       const digest = requestDigest({ ...rest, bucketId, members: members.map((m) => [m.market.nativeId, m.flip]) })
-      const again = yield* repeated(input.account, input.clientOrderId, digest)
+      const again = yield* repeated(input.account, input.client_order_id, digest)
       if (again !== undefined) return again
       const checked = yield* checkBucketParent(BUCKET_KIND, rest, members, now, desk)
       const id = yield* desk.nextParentId
@@ -332,6 +348,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     })
 
     return {
+      holds: (type) => Object.hasOwn(registry, type),
       create: (input, actor) => serialized(create(input, actor)).pipe(Effect.uninterruptible),
       createBucket: (input, actor) => serialized(createBucket(input, actor)).pipe(Effect.uninterruptible),
       cancel: (id) =>
@@ -351,8 +368,9 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length),
       heldCount: Effect.sync(() => parents.size),
       liveByType: Effect.sync(() => {
-        const counts: Partial<Record<EngineType, number>> = {}
-        for (const p of parents.values()) if (!p.done) counts[p.type] = (counts[p.type] ?? 0) + 1
+        const counts: Record<string, number> = {}
+        for (const type in registry) counts[type] = 0
+        for (const p of parents.values()) if (!p.done && counts[p.type] !== undefined) counts[p.type]! += 1
         return counts
       }),
       marketView: (marketId, view) => {

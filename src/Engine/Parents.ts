@@ -32,7 +32,8 @@ export const persist = (
  * the parent. The desk renders a working parent's record with this whenever it is read instead of keeping one.
  */
 export const record = (d: Driver, rt: Runtime): Order => {
-  const status = statusOf(rt, rt.filled >= rt.spec.amount)
+  const kind = kindOf(d, rt)
+  const status = statusOf(rt, rt.filled >= rt.spec.amount && kind.closesWhenFilled !== false)
   return {
     id: rt.id,
     clientOrderId: rt.clientOrderId,
@@ -40,8 +41,7 @@ export const record = (d: Driver, rt: Runtime): Order => {
     account: accountRef(rt.account),
     marketId: rt.marketId,
     side: rt.spec.side,
-    // A bucket order is the `market` order its client sent; `info.kind` says the engine routes it.
-    type: rt.type === "bucket" ? "market" : rt.type,
+    type: kind.shownAs ?? rt.type,
     timeInForce: rt.spec.timeInForce,
     status,
     heldBy: "engine",
@@ -69,16 +69,16 @@ export const record = (d: Driver, rt: Runtime): Order => {
       state: status,
       detail: rt.detail,
       params: rt.wireParams,
-      ...kindOf(d, rt).core.info(rt.state)
+      ...kind.core.info(rt.state)
     },
     venueOrderId: null
   }
 }
 
-const statusOf = (rt: Runtime, filledAll: boolean): Order["status"] => {
-  // A bracket's filled is its entry: holding the whole entry with exits still to go is not a finished bracket.
+/** `closes`: the parent is filled and its type closes it then. */
+const statusOf = (rt: Runtime, closes: boolean): Order["status"] => {
   if (rt.done) {
-    return rt.ending === "closed" || (filledAll && rt.type !== "bracket") ? "closed" : (rt.ending ?? "canceled")
+    return rt.ending === "closed" || closes ? "closed" : (rt.ending ?? "canceled")
   }
   if (rt.ending !== null) return "pending_cancel"
   return rt.triggered ? "triggered" : "waiting"

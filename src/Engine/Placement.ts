@@ -68,16 +68,16 @@ export const place: (
     d.desk.place(
       {
         account: member?.account ?? rt.account,
-        marketId: member?.marketId ?? rt.marketId,
+        market_id: member?.marketId ?? rt.marketId,
         side: spec.side,
         type: "limit",
         amount: F.format(spec.amount),
         price: F.format(spec.price),
         // The parent's expires_at pulls its children, so a gtd parent's resting children are gtc.
-        timeInForce: spec.timeInForce === "gtd" ? "gtc" : spec.timeInForce,
-        postOnly: spec.postOnly,
-        reduceOnly: spec.reduceOnly,
-        clientOrderId: `${rt.id}-${spec.child}`,
+        time_in_force: spec.timeInForce === "gtd" ? "gtc" : spec.timeInForce,
+        post_only: spec.postOnly,
+        reduce_only: spec.reduceOnly,
+        client_order_id: `${rt.id}-${spec.child}`,
         parentId: rt.id,
         book: rt.book,
         trader: rt.trader,

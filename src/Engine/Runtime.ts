@@ -1,20 +1,16 @@
 /** A parent's runtime record, and the context the driver's parts share (the maps, the lock, the handles). */
 import type { Context, Effect, Queue } from "effect"
 import type * as F from "../Domain/Fixed.ts"
-import type { ComplexType } from "../Domain/Order.ts"
 import type { OrderStore } from "../Services/OrderStore.ts"
 import type { VenueGateway } from "../Services/VenueGateway.ts"
 import type { Desk } from "../Trading/Desk.ts"
 import type { Journal } from "../Trading/Journal.ts"
 import type { Band, ChildSpec, ParentSpec } from "./Core.ts"
-import type { OrderKind } from "./Validation.ts"
+import type { Registry } from "./OrderType.ts"
 import type { DueHeap, WakeIndex } from "./WakeIndex.ts"
 
-/** What the engine holds: the nine wire types, and bucket orders (a `market` order on a bucket, over its members). */
-export type EngineType = ComplexType | "bucket"
-
-/** Every kind the driver runs, by type. */
-export type Kinds = Readonly<Record<EngineType, OrderKind>>
+/** What the engine holds: the registered types, and bucket orders (a `market` order on a bucket, over its members). */
+export type EngineType = string
 
 /** A market a parent over several markets trades, and the account it trades with there. */
 export interface RuntimeMember {
@@ -77,7 +73,8 @@ export interface Runtime {
 
 /** What the driver's parts share: built once with the engine's layer, passed to each part explicitly. */
 export interface Driver {
-  readonly registry: Kinds
+  /** Every type the driver runs, by name, `bucket` included. */
+  readonly registry: Registry
   readonly seed: number
   readonly desk: Context.Tag.Service<typeof Desk>
   readonly store: Context.Tag.Service<typeof OrderStore>
@@ -117,7 +114,7 @@ export interface Driver {
   readonly stateAhead: Set<string>
 }
 
-export const kindOf = (d: Driver, rt: Runtime) => d.registry[rt.type]
+export const kindOf = (d: Driver, rt: Runtime) => d.registry[rt.type]!
 
 /** The markets a parent trades: its members' for a bucket order, else its own. */
 /** The live child of this number. */

@@ -2,92 +2,44 @@
 import { type Context, Effect, ParseResult, Schema } from "effect"
 import { ApiError, type FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import type { Market, Side } from "../Domain/Market.ts"
-import type { ComplexType, TimeInForce } from "../Domain/Order.ts"
+import type { Market } from "../Domain/Market.ts"
+import { type AccountRequest, checkOrderFields } from "../Domain/OrderRequest.ts"
 import type { Desk } from "../Trading/Desk.ts"
-import type { Core, ParentSpec } from "./Core.ts"
-
-/** One complex order type: its wire params, its checks, its decision core. */
-export interface OrderKind<P = any, S = any> {
-  readonly params: Schema.Schema<any, any, never>
-  readonly validate: (
-    spec: ParentSpec,
-    params: any
-  ) => { readonly params: P } | { readonly errors: ReadonlyArray<FieldError> }
-  readonly core: Core<P, S>
-  /** Which children's fills make the parent's `filled` (default: all of them). */
-  readonly counts?: (role: string, params: P) => boolean
-}
-
-export type Registry = Readonly<Record<ComplexType, OrderKind>>
-
-export interface CreateInput {
-  readonly account: string
-  readonly marketId: string
-  readonly side: Side
-  readonly type: ComplexType
-  readonly amount: string
-  readonly price?: string | undefined
-  readonly stopPrice?: string | undefined
-  readonly timeInForce?: TimeInForce | undefined
-  readonly expiresAt?: number | undefined
-  readonly postOnly?: boolean | undefined
-  readonly reduceOnly?: boolean | undefined
-  readonly clientOrderId?: string | undefined
-  readonly book?: string | undefined
-  readonly trader?: string | undefined
-  readonly tags?: Readonly<Record<string, unknown>> | undefined
-  readonly notes?: string | undefined
-  /** The `params` object as sent; decoded with the type's schema once the common checks pass. */
-  readonly params: Readonly<Record<string, unknown>>
-}
-
-const ALLOW_POST_ONLY: ReadonlySet<ComplexType> = new Set(["iceberg", "peg", "twap"])
+import type { ParentSpec } from "./Core.ts"
+import type { OrderType } from "./OrderType.ts"
 
 /**
  * Checks a new parent against its market and its type; the answer is its spec (without an id yet) and its typed
  * params. Field errors come together in one 400; params that do not decode (unknown keys included) are a 422.
  */
 export const checkParent = Effect.fnUntraced(function* (
-  kind: OrderKind,
-  input: CreateInput,
+  kind: OrderType,
+  input: AccountRequest,
   market: Market,
   venueId: string,
   now: number,
-  desk: Pick<Context.Tag.Service<typeof Desk>, "checkPrice" | "haltedFor">
+  desk: Pick<Context.Tag.Service<typeof Desk>, "haltedFor">,
+  postOnlyTypes: ReadonlyArray<string>
 ) {
-  const errors: Array<FieldError> = []
-  const amount = F.parse(input.amount)
-  if (amount === undefined || amount <= 0 || !F.isMultipleOf(amount, market.lot)) {
-    errors.push({ field: "amount", message: `must be a positive multiple of the lot ${F.format(market.lot)}` })
-  }
-  const price = input.price === undefined ? null : yield* Effect.either(desk.checkPrice("price", input.price, market))
-  const stop =
-    input.stopPrice === undefined ? null : yield* Effect.either(desk.checkPrice("stop_price", input.stopPrice, market))
-  for (const checked of [price, stop]) {
-    if (checked !== null && checked._tag === "Left")
-      errors.push(...(checked.left.details["errors"] as Array<FieldError>))
-  }
-  if (input.postOnly === true && !ALLOW_POST_ONLY.has(input.type)) {
+  const fields = checkOrderFields(input, market, now)
+  const errors: Array<FieldError> = "amount" in fields ? [] : [...fields]
+  if (input.post_only === true && kind.postOnly !== true) {
     errors.push({
       field: "post_only",
-      message: `post_only is valid only on iceberg, peg and twap in its limit style, not on ${input.type}`
+      message: `post_only is valid only on ${listed(postOnlyTypes)}, not on ${input.type}`
     })
   }
-  if (input.expiresAt !== undefined && input.expiresAt <= now) {
-    errors.push({ field: "expires_at", message: "is in the past" })
-  }
-  if (errors.length > 0) return yield* Effect.fail(ApiError.validation(errors))
-  const params = yield* decodeParams(kind, input.params)
+  if (errors.length > 0 || !("amount" in fields)) return yield* Effect.fail(ApiError.validation(errors))
+  const params = yield* decodeParams(kind, input.params ?? {})
   const spec: ParentSpec = {
     id: "",
     side: input.side,
-    amount: amount!,
-    price: price === null || price._tag === "Left" ? null : price.right,
-    stopPrice: stop === null || stop._tag === "Left" ? null : stop.right,
-    timeInForce: input.timeInForce ?? "gtc",
-    postOnly: input.postOnly ?? false,
-    reduceOnly: input.reduceOnly ?? false,
+    amount: fields.amount,
+    price: fields.price,
+    stopPrice: fields.stopPrice,
+    timeInForce: input.time_in_force ?? "gtc",
+    postOnly: input.post_only ?? false,
+    reduceOnly: input.reduce_only ?? false,
     tick: market.tick,
     lot: market.lot,
     createdAt: now
@@ -99,7 +51,7 @@ export const checkParent = Effect.fnUntraced(function* (
 })
 
 /** The type's params as sent, decoded with its schema: every problem named by its path, in one 422. */
-const decodeParams = (kind: OrderKind, params: unknown) =>
+const decodeParams = (kind: OrderType, params: unknown) =>
   Schema.decodeUnknown(kind.params, { errors: "all", onExcessProperty: "error" })(params).pipe(
     Effect.mapError((e) =>
       ApiError.validation(
@@ -112,6 +64,10 @@ const decodeParams = (kind: OrderKind, params: unknown) =>
       )
     )
   )
+
+/** "a, b and c". */
+const listed = (names: ReadonlyArray<string>): string =>
+  names.length <= 1 ? (names[0] ?? "no type") : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`
 
 const notHalted = (desk: Pick<Context.Tag.Service<typeof Desk>, "haltedFor">, venueId: string) =>
   Effect.flatMap(desk.haltedFor(venueId), (halt) =>
@@ -140,8 +96,8 @@ export interface CheckedMember {
  * its params, and no halt on any member's venue.
  */
 export const checkBucketParent = Effect.fnUntraced(function* (
-  kind: OrderKind,
-  input: Omit<CreateInput, "type">,
+  kind: OrderType,
+  input: AccountRequest,
   members: ReadonlyArray<CheckedMember>,
   now: number,
   desk: Pick<Context.Tag.Service<typeof Desk>, "haltedFor">
@@ -157,15 +113,15 @@ export const checkBucketParent = Effect.fnUntraced(function* (
     errors.push({ field: "price", message: "the worst price accepted, in bucket terms after fees: above 0, below 1" })
   }
   for (const [field, given] of [
-    ["stop_price", input.stopPrice],
-    ["post_only", input.postOnly],
-    ["reduce_only", input.reduceOnly],
-    ["expires_at", input.expiresAt]
+    ["stop_price", input.stop_price],
+    ["post_only", input.post_only],
+    ["reduce_only", input.reduce_only],
+    ["expires_at", input.expires_at]
   ] as const) {
     if (given !== undefined && given !== false) errors.push({ field, message: "a bucket order does not take it" })
   }
   if (errors.length > 0) return yield* Effect.fail(ApiError.validation(errors))
-  const params = yield* decodeParams(kind, input.params)
+  const params = yield* decodeParams(kind, input.params ?? {})
   const spec: ParentSpec = {
     id: "",
     side: input.side,

@@ -3,7 +3,6 @@ import { Context, Effect, Exit, FiberRef } from "effect"
 import { HttpClient } from "@effect/platform"
 import { globalValue } from "effect/GlobalValue"
 import { performance } from "node:perf_hooks"
-import { COMPLEX_TYPES } from "../Domain/Order.ts"
 import type { JournalEvent } from "../Services/OrderStore.ts"
 import type { Venue } from "../Services/VenueGateway.ts"
 import { type Counter, type Gauge, type Histogram, Registry } from "./Metrics.ts"
@@ -245,7 +244,7 @@ export const readGauges = (
         for (const state of STREAM_STATES) m.streamUp.set([id, s.channel, state], s.state === state ? 1 : 0)
       }
     }
-    for (const type of COMPLEX_TYPES) m.parentsLive.set([type], liveByType[type] ?? 0)
+    for (const [type, live] of Object.entries(liveByType)) m.parentsLive.set([type], live ?? 0)
     const memory = process.memoryUsage()
     m.memory.set(["rss"], memory.rss)
     m.memory.set(["heap_used"], memory.heapUsed)

@@ -3,8 +3,8 @@ import { randomBytes } from "node:crypto"
 import { Clock, Context, Effect, Layer, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import type { Side } from "../Domain/Market.ts"
-import { accountId, type Order, orderNumber, renderOrder, TERMINAL, type TimeInForce } from "../Domain/Order.ts"
+import { accountId, type Order, orderNumber, renderOrder, TERMINAL } from "../Domain/Order.ts"
+import { type AccountRequest, marketHalted } from "../Domain/OrderRequest.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { Batch, JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
@@ -22,7 +22,7 @@ import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
 import { makeLock } from "./Lock.ts"
 import { byClientId, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
-import { checkPrice, orFail, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
+import { orFail, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
 import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, positionRow, unrealized } from "./Ledger.ts"
 import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
 import { cancelWanted } from "./BulkCancel.ts"
@@ -35,22 +35,8 @@ import { amendRemote, boundedVenue, cancelRemote, placeRemote, type RemoteDesk, 
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
 import { catchUpSettlements, resolutionsSince, settleMarket, type Settling } from "./Settlement.ts"
 
-export interface PlaceInput {
-  readonly account: string
-  readonly marketId: string
-  readonly side: Side
-  readonly type: "limit" | "market"
-  readonly amount: string
-  readonly price?: string | undefined
-  readonly timeInForce?: TimeInForce | undefined
-  readonly expiresAt?: number | undefined
-  readonly postOnly?: boolean | undefined
-  readonly reduceOnly?: boolean | undefined
-  readonly clientOrderId?: string | undefined
-  readonly book?: string | undefined
-  readonly trader?: string | undefined
-  readonly tags?: Readonly<Record<string, unknown>> | undefined
-  readonly notes?: string | undefined
+/** A plain order to place: the order request on its account, and what an engine parent adds to its child's. */
+export interface PlaceInput extends AccountRequest {
   /** Set on an engine parent's child order. */
   readonly parentId?: string | undefined
   /** Extra `info` of the order (a child's role). */
@@ -993,19 +979,16 @@ const makeDesk = (config: DeskConfig) =>
           return `mo_${String(counter).padStart(6, "0")}`
         })
       ),
-      /** Checks what every order of the engine needs before it is accepted: venue, market, tick, lot, halt. */
+      /** The venue and market of an order of the engine: a market that does not trade now is a 409 `market_halted`. */
       resolveMarket: Effect.fnUntraced(function* (marketId: string) {
         const colon = marketId.indexOf(":")
         if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
         const venue = yield* venueOf(marketId.slice(0, colon))
         const market = yield* Effect.mapError(venue.market(marketId.slice(colon + 1)), fromVenueError)
         if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venue.info.id, marketId))
-        if (market.status !== "open") {
-          return yield* Effect.fail(validation("market_id", `market ${marketId} is ${market.status}`))
-        }
+        if (market.status !== "open") return yield* Effect.fail(marketHalted(venue.info.id, marketId, market))
         return { venue, market }
       }),
-      checkPrice,
       haltedFor: (venue: string) =>
         Effect.sync(() => (halt !== undefined && (halt.scope === "*" || halt.scope === venue) ? halt : undefined)),
       openOrderCount: Effect.sync(() => memory.openTotal())

@@ -5,6 +5,7 @@ import { worstFeePerContract } from "../Domain/Fees.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Book, Market } from "../Domain/Market.ts"
 import { type AccountRef, accountRef, NO_TAGS, type Order, type TimeInForce, requestDigest } from "../Domain/Order.ts"
+import { checkOrderFields, marketHalted, priceOrError } from "../Domain/OrderRequest.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { JournalEntry, StoredParent } from "../Services/OrderStore.ts"
 import { type PlaceOrderRequest, type Venue, VenueError, type VenueOrder } from "../Services/VenueGateway.ts"
@@ -64,47 +65,18 @@ export class PlacementRate {
 
 const validation = (field: string, message: string) => ApiError.field(field, message)
 
-/** A market that does not trade now (closed, settled, halted): the contract's 409 with rule `market_halted`. */
-const marketHalted = (venue: string, message: string) =>
-  new ApiError({
-    status: 409,
-    code: "risk_rejected",
-    message,
-    details: { venue, retryable: false, rule: "market_halted" }
-  })
-
 const riskRejected = (rule: string, message: string) =>
   new ApiError({ status: 409, code: "risk_rejected", message, details: { venue: null, retryable: false, rule } })
-
-/** The two valid prices nearest an off-grid one, for the error message. */
-const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
-  F.roundTo(price, tick, "down"),
-  F.roundTo(price, tick, "up")
-]
 
 /** A value, or the error instead of it, as an Effect. */
 export const orFail = <A>(value: A | ApiError): Effect.Effect<A, ApiError> =>
   value instanceof ApiError ? Effect.fail(value) : Effect.succeed(value)
 
-/** A price on the market's tick grid, inside (0, 1); off the grid, the error names the two nearest valid prices. */
-const priceOrError = (field: string, text: string, market: Market): F.Fixed | ApiError => {
-  const price = F.parse(text)
-  if (price === undefined) return validation(field, `'${text}' is not a decimal`)
-  if (price < market.tick || price > F.sub(F.ONE, market.tick)) {
-    return validation(field, `price must be from ${F.format(market.tick)} to ${F.format(F.sub(F.ONE, market.tick))}`)
-  }
-  if (!F.isMultipleOf(price, market.tick)) {
-    const [lo, hi] = nearestTicks(price, market.tick)
-    return validation(
-      field,
-      `${text} is off the tick grid of ${F.format(market.tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
-    )
-  }
-  return price
+/** A price on the market's tick grid, inside (0, 1), or the 400 that names the two nearest valid prices. */
+export const checkPrice = (field: string, text: string, market: Market): Effect.Effect<F.Fixed, ApiError> => {
+  const price = priceOrError(field, text, market)
+  return typeof price === "object" ? Effect.fail(ApiError.validation([price])) : Effect.succeed(price)
 }
-
-/** `priceOrError` as an Effect. */
-export const checkPrice = (field: string, text: string, market: Market) => orFail(priceOrError(field, text, market))
 
 /** The request as its client sent it: without the parent's state that rides along with a child. */
 const withoutState = (input: PlaceInput) => {
@@ -141,10 +113,10 @@ export const admitOrder = Effect.fnUntraced(function* (
   reads?: PlacementReads
 ) {
   const now = yield* Clock.currentTimeMillis
-  const colon = input.marketId.indexOf(":")
+  const colon = input.market_id.indexOf(":")
   if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
-  const venueId = input.marketId.slice(0, colon)
-  const nativeId = input.marketId.slice(colon + 1)
+  const venueId = input.market_id.slice(0, colon)
+  const nativeId = input.market_id.slice(colon + 1)
   const venue = d.venueOrError(venueId)
   if (venue instanceof ApiError) return yield* Effect.fail(venue)
   if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
@@ -157,13 +129,13 @@ export const admitOrder = Effect.fnUntraced(function* (
   // client id (its client id is its own id: there is none to retry by), nor for a parent's child (no client sent
   // it: a request naming its client id is another order, and is refused as one).
   const digest =
-    input.clientOrderId === undefined || input.parentId !== undefined ? undefined : requestDigest(withoutState(input))
-  if (input.clientOrderId !== undefined) {
-    const existing = yield* d.findByClientId(input.account, input.clientOrderId)
+    input.client_order_id === undefined || input.parentId !== undefined ? undefined : requestDigest(withoutState(input))
+  if (input.client_order_id !== undefined) {
+    const existing = yield* d.findByClientId(input.account, input.client_order_id)
     if (existing !== undefined) {
       if (existing.digest === digest) return { _tag: "existing" as const, order: existing.order }
       return yield* Effect.fail(
-        validation("client_order_id", `'${input.clientOrderId}' was used already for a different order`)
+        validation("client_order_id", `'${input.client_order_id}' was used already for a different order`)
       )
     }
   }
@@ -176,18 +148,12 @@ export const admitOrder = Effect.fnUntraced(function* (
       : reads!.market instanceof VenueError
         ? yield* Effect.fail(fromVenueError(reads!.market))
         : reads!.market
-  if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
-  if (market.status !== "open") {
-    return yield* Effect.fail(marketHalted(venueId, `market ${input.marketId} is ${market.status}`))
-  }
-  const amount = F.parse(input.amount)
-  if (amount === undefined || amount <= 0) {
-    return yield* Effect.fail(validation("amount", "must be a positive decimal"))
-  }
-  if (!F.isMultipleOf(amount, market.lot)) {
-    return yield* Effect.fail(validation("amount", `must be a multiple of the lot ${F.format(market.lot)}`))
-  }
-  if (input.price === undefined) {
+  if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.market_id))
+  if (market.status !== "open") return yield* Effect.fail(marketHalted(venueId, input.market_id, market))
+  const fields = checkOrderFields(input, market, now)
+  if (!("amount" in fields)) return yield* Effect.fail(ApiError.validation(fields))
+  const { amount, price: given } = fields
+  if (given === null) {
     return yield* Effect.fail(
       validation(
         "price",
@@ -195,24 +161,20 @@ export const admitOrder = Effect.fnUntraced(function* (
       )
     )
   }
-  const price = priceOrError("price", input.price, market)
-  if (price instanceof ApiError) return yield* Effect.fail(price)
-  let tif: TimeInForce = input.timeInForce ?? (input.type === "market" ? "ioc" : "gtc")
+  const price = given
+  let tif: TimeInForce = input.time_in_force ?? (input.type === "market" ? "ioc" : "gtc")
   if (input.type === "market" && tif !== "ioc" && tif !== "fok") {
     return yield* Effect.fail(validation("time_in_force", "a market order is ioc or fok"))
   }
-  if (input.postOnly === true && (input.type === "market" || tif === "ioc" || tif === "fok")) {
+  if (input.post_only === true && (input.type === "market" || tif === "ioc" || tif === "fok")) {
     return yield* Effect.fail(validation("post_only", "post_only needs an order that can rest (limit, gtc or gtd)"))
   }
-  if (input.expiresAt !== undefined && input.expiresAt <= now) {
-    return yield* Effect.fail(validation("expires_at", "is in the past"))
-  }
-  if (tif === "gtd" && input.expiresAt === undefined) {
+  if (tif === "gtd" && input.expires_at === undefined) {
     return yield* Effect.fail(validation("expires_at", "a gtd order needs expires_at"))
   }
-  if (input.expiresAt !== undefined && tif === "gtc") tif = "gtd"
-  const position = d.ledger.position(input.account, input.marketId)
-  if (input.reduceOnly === true) {
+  if (input.expires_at !== undefined && tif === "gtc") tif = "gtd"
+  const position = d.ledger.position(input.account, input.market_id)
+  if (input.reduce_only === true) {
     const reduces = input.side === "buy" ? position.contracts < 0 : position.contracts > 0
     if (!reduces || amount > Math.abs(position.contracts)) {
       return yield* Effect.fail(
@@ -229,12 +191,12 @@ export const admitOrder = Effect.fnUntraced(function* (
         {
           ts: now,
           kind: "risk.rejected",
-          key: input.marketId,
+          key: input.market_id,
           payload: {
             rule,
             message,
             account: input.account,
-            market_id: input.marketId,
+            market_id: input.market_id,
             side: input.side,
             amount: input.amount,
             price: input.price ?? null
@@ -254,7 +216,7 @@ export const admitOrder = Effect.fnUntraced(function* (
   const mark =
     rules.price_collar === null
       ? null
-      : d.markOf(input.marketId, reads === undefined ? yield* d.bookOf(input.marketId) : reads.book).mark
+      : d.markOf(input.market_id, reads === undefined ? yield* d.bookOf(input.market_id) : reads.book).mark
   const refusal = checkRisk(rules, {
     side: input.side,
     price,
@@ -272,7 +234,7 @@ export const admitOrder = Effect.fnUntraced(function* (
     trading.remote === true && market.feeSchedule !== undefined
       ? F.mul(worstFeePerContract(market.feeSchedule, price, market.lot), amount, "up")
       : F.ZERO
-  const needed = input.reduceOnly === true ? F.ZERO : F.add(collateral(input.side, price, amount), feeReserve)
+  const needed = input.reduce_only === true ? F.ZERO : F.add(collateral(input.side, price, amount), feeReserve)
   const available = F.sub(d.ledger.cashOf(input.account), d.memory.locked(input.account))
   if (needed > available) {
     return yield* Effect.fail(
@@ -290,7 +252,7 @@ export const admitOrder = Effect.fnUntraced(function* (
   const account: AccountRef = accountRef(input.account)
   const pending: Order = {
     id,
-    clientOrderId: input.clientOrderId ?? id,
+    clientOrderId: input.client_order_id ?? id,
     venue: venueId,
     account,
     marketId: `${venueId}:${nativeId}`,
@@ -307,9 +269,9 @@ export const admitOrder = Effect.fnUntraced(function* (
     fee: F.ZERO,
     lastFillPrice: null,
     lastFillAmount: null,
-    postOnly: input.postOnly ?? false,
-    reduceOnly: input.reduceOnly ?? false,
-    expiresAt: input.expiresAt ?? null,
+    postOnly: input.post_only ?? false,
+    reduceOnly: input.reduce_only ?? false,
+    expiresAt: input.expires_at ?? null,
     createdAt: now,
     updatedAt: now,
     parentId: input.parentId ?? null,

@@ -84,13 +84,13 @@ const unknownOutcome = (order: Order, e: VenueError) => {
 
 /** Reads what a placement needs of a remote venue before the lock: its market, and the book for the collar. */
 const readsFor = (r: RemoteDesk, input: PlaceInput): Effect.Effect<PlacementReads | undefined> => {
-  const colon = input.marketId.indexOf(":")
-  const venue = colon < 0 ? undefined : r.placing.venueOrError(input.marketId.slice(0, colon))
+  const colon = input.market_id.indexOf(":")
+  const venue = colon < 0 ? undefined : r.placing.venueOrError(input.market_id.slice(0, colon))
   if (venue === undefined || venue instanceof ApiError) return Effect.succeed(undefined)
-  const nativeId = input.marketId.slice(colon + 1)
+  const nativeId = input.market_id.slice(colon + 1)
   return Effect.gen(function* () {
     const market = yield* Effect.either(venue.market(nativeId))
-    const book = r.needsBook() ? yield* r.bookOf(input.marketId) : undefined
+    const book = r.needsBook() ? yield* r.bookOf(input.market_id) : undefined
     return { market: market._tag === "Left" ? market.left : market.right, book }
   })
 }

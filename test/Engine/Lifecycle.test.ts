@@ -4,7 +4,6 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as F from "../../src/Domain/Fixed.ts"
 import type { Side } from "../../src/Domain/Market.ts"
-import type { ComplexType } from "../../src/Domain/Order.ts"
 import {
   type ChildSpec,
   type Command,
@@ -13,8 +12,8 @@ import {
   type ParentSpec,
   wakes
 } from "../../src/Engine/Core.ts"
-import type { OrderKind } from "../../src/Engine/Engine.ts"
-import { REGISTRY } from "../../src/Engine/Registry.ts"
+import type { OrderType as OrderKind } from "../../src/Engine/Engine.ts"
+import { type ComplexType, REGISTRY } from "../../src/Engine/Registry.ts"
 
 const RUNS = process.env["CROSSBOOK_LONG"] ? { numRuns: 5000 } : { seed: 42, numRuns: 200 }
 const TICK = F.of("0.01")

@@ -2,7 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope, TestClock, TestContext } from "effect"
 import { authLayer, deskServices } from "../../src/Stack.ts"
 import { renderOrder } from "../../src/Domain/Order.ts"
-import { type CreateInput, Engine } from "../../src/Engine/Engine.ts"
+import type { AccountRequest } from "../../src/Domain/OrderRequest.ts"
+import { Engine } from "../../src/Engine/Engine.ts"
 import { REGISTRY } from "../../src/Engine/Registry.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
@@ -17,14 +18,14 @@ const run = (seconds: number) =>
   })
 
 /** Parents of every type that are still working twenty seconds in. */
-const parentsFor = (marketId: string, bid: number, ask: number): ReadonlyArray<CreateInput> =>
+const parentsFor = (marketId: string, bid: number, ask: number): ReadonlyArray<AccountRequest> =>
   [
-    { type: "stop_market", side: "sell", amount: "3", stopPrice: price(Math.max(1, bid - 2)), params: {} },
+    { type: "stop_market", side: "sell", amount: "3", stop_price: price(Math.max(1, bid - 2)), params: {} },
     {
       type: "stop_limit",
       side: "buy",
       amount: "3",
-      stopPrice: price(Math.min(99, ask + 2)),
+      stop_price: price(Math.min(99, ask + 2)),
       price: price(Math.min(99, ask + 4)),
       params: {}
     },
@@ -65,7 +66,7 @@ const parentsFor = (marketId: string, bid: number, ask: number): ReadonlyArray<C
       amount: "30",
       params: { clip: "2", interval_s: 3, limit: price(ask), expires_s: 50 }
     }
-  ].map((p) => ({ ...p, marketId, account: "sim:default" }) as CreateInput)
+  ].map((p) => ({ ...p, market_id: marketId, account: "sim:default" }) as AccountRequest)
 
 /** A parent's stored state as an earlier version wrote it: its live children by number, not in a list. */
 const childrenByNumber = (state: unknown) => {
@@ -229,9 +230,9 @@ describe("a working parent's info after a restart", () => {
           side: "sell",
           amount: "2",
           params: { trail: "0.05" },
-          marketId: `sim:${market.nativeId}`,
+          market_id: `sim:${market.nativeId}`,
           account: "sim:default"
-        } as CreateInput,
+        } as AccountRequest,
         "test"
       )
       const lastTrailed = Effect.map(store.eventsAfter(0, 1_000_000), (all) => {

@@ -53,11 +53,11 @@ describe("a parent's state and its child's write ahead", () => {
       const created = yield* engine.create(
         {
           account: "sim:default",
-          marketId: `sim:${market.nativeId}`,
+          market_id: `sim:${market.nativeId}`,
           side: "sell",
           type: "stop_market",
           amount: "1",
-          stopPrice: String(bid / 1_000_000),
+          stop_price: String(bid / 1_000_000),
           params: {}
         },
         "test"

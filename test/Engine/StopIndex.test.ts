@@ -38,11 +38,11 @@ describe("the index of waiting stops", () => {
         yield* engine.create(
           {
             account: "sim:default",
-            marketId,
+            market_id: marketId,
             side: "sell",
             type: "stop_market",
             amount: "1",
-            stopPrice: "0.01",
+            stop_price: "0.01",
             params: {}
           },
           "test"
@@ -63,11 +63,11 @@ describe("the index of waiting stops", () => {
       yield* engine.create(
         {
           account: "sim:default",
-          marketId,
+          market_id: marketId,
           side: "sell",
           type: "stop_market",
           amount: "1",
-          stopPrice: String(near / 1_000_000),
+          stop_price: String(near / 1_000_000),
           params: {}
         },
         "test"

@@ -5,7 +5,8 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import fc from "fast-check"
-import { COMPLEX_TYPES, PLAIN_TYPES } from "../../src/Domain/Order.ts"
+import { PLAIN_TYPES } from "../../src/Domain/Order.ts"
+import { COMPLEX_TYPES } from "../../src/Engine/Registry.ts"
 import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from "../../src/Http/BodyGuard.ts"
 import { OwnerToken, rawExchange, type RawExchange, request, testServer } from "./TestServer.ts"
 

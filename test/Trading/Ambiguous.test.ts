@@ -242,7 +242,7 @@ const check = (steps: ReadonlyArray<Step>) =>
             d.place(
               {
                 account: `${VENUE}:default`,
-                marketId: `${VENUE}:M`,
+                market_id: `${VENUE}:M`,
                 side: "buy",
                 type: "limit",
                 amount: String(s.amount),

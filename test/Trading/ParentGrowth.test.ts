@@ -70,7 +70,7 @@ describe("a parent's save", () => {
       const created = yield* engine.create(
         {
           account: "sim:default",
-          marketId: `sim:${market.nativeId}`,
+          market_id: `sim:${market.nativeId}`,
           side: "buy",
           type: "twap",
           amount: String(slices),

@@ -2,13 +2,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ApiErrorWire } from "../../Domain/Errors.ts"
-import { COMPLEX_TYPES, PLAIN_TYPES, STATUSES } from "../../Domain/Order.ts"
+import { PLAIN_TYPES, STATUSES } from "../../Domain/Order.ts"
+import { orderRequestSchema, Side, TimeInForce } from "../../Domain/OrderRequest.ts"
+import { COMPLEX_TYPES } from "../../Engine/Registry.ts"
 import { RiskRules } from "../../Trading/Risk.ts"
 import { Authorization } from "../Security.ts"
-import { AccountInput, DecimalString, Millis, Page, PageParams, strict, Tags, Text } from "../Schemas.ts"
+import { DecimalString, Millis, Page, PageParams, strict, Text } from "../Schemas.ts"
 
-const Side = Schema.Literal("buy", "sell")
-const TimeInForce = Schema.Literal("gtc", "gtd", "ioc", "fok")
 const Account = Schema.String.annotations({ description: "`<venue>:<name>`; default the venue's only account" })
 
 export const OrderRecord = Schema.Struct({
@@ -18,7 +18,8 @@ export const OrderRecord = Schema.Struct({
   account: Schema.Struct({ venue: Schema.String, name: Schema.String, subaccount: Schema.NullOr(Schema.String) }),
   market_id: Schema.String,
   side: Side,
-  type: Schema.Literal(...PLAIN_TYPES, ...COMPLEX_TYPES),
+  // Any type the engine was given; the document lists the plain and the built-in ones.
+  type: Schema.String.annotations({ jsonSchema: { type: "string", enum: [...PLAIN_TYPES, ...COMPLEX_TYPES] } }),
   time_in_force: TimeInForce,
   status: Schema.Literal(...STATUSES),
   held_by: Schema.Literal("venue", "engine"),
@@ -46,27 +47,8 @@ export const OrderRecord = Schema.Struct({
   info: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }).annotations({ identifier: "Order" })
 
-export const PlaceOrder = Schema.Struct({
-  market_id: Text(200).annotations({ description: "`<venue>:<native_id>`" }),
-  side: Side,
-  amount: DecimalString,
-  type: Schema.Literal(...PLAIN_TYPES, ...COMPLEX_TYPES),
-  price: Schema.optional(
-    DecimalString.annotations({ description: "Limit price; the protection price of a market order" })
-  ),
-  stop_price: Schema.optional(DecimalString),
-  time_in_force: Schema.optional(TimeInForce),
-  expires_at: Schema.optional(Millis),
-  post_only: Schema.optional(Schema.Boolean),
-  reduce_only: Schema.optional(Schema.Boolean),
-  client_order_id: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))),
-  account: Schema.optional(AccountInput),
-  book: Schema.optional(Text(128)),
-  trader: Schema.optional(Text(128)),
-  tags: Schema.optional(Tags),
-  notes: Schema.optional(Text(2000)),
-  params: Schema.optional(Schema.Record({ key: Text(64), value: Schema.Unknown }))
-}).annotations({ identifier: "PlaceOrder", ...strict })
+/** The body of a new order: the order request every way in shares, with the plain and the registered types. */
+export const PlaceOrder = orderRequestSchema([...PLAIN_TYPES, ...COMPLEX_TYPES])
 
 export const FillRecord = Schema.Struct({
   id: Schema.String,

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { Engine } from "../../Engine/Engine.ts"
 import { ApiError } from "../../Domain/Errors.ts"
 import * as F from "../../Domain/Fixed.ts"
-import { COMPLEX_TYPES, type OrderStatus, renderOrderWire, STATUSES, TERMINAL } from "../../Domain/Order.ts"
+import { type OrderStatus, renderOrderWire, STATUSES, TERMINAL } from "../../Domain/Order.ts"
 import { checkPageRequest, descendingKey, pageOf, pageOfFetched, parseDescendingKey } from "../../Domain/Page.ts"
 import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { defaultAccount, isPaperAccount, VenueGateway, venueAccount } from "../../Services/VenueGateway.ts"
@@ -98,7 +98,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
           const { order, created } = yield* submitOrder(payload, target!, yield* actorName).pipe(
             Effect.provideService(Desk, desk),
             Effect.provideService(Engine, engine),
-            traced(COMPLEX.has(payload.type) ? "engine.create" : "desk.place", () => ({
+            traced(engine.holds(payload.type) ? "engine.create" : "desk.place", () => ({
               account: target!,
               "order.market_id": payload.market_id,
               "order.type": payload.type,
@@ -339,8 +339,6 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       )
   })
 )
-
-const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
 
 /** The statuses of an order that is not done: what `GET /trading/orders` lists when no status is asked for. */
 export const LIVE_STATUSES: ReadonlyArray<OrderStatus> = STATUSES.filter((s) => !TERMINAL.has(s))

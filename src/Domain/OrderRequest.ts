@@ -1,0 +1,108 @@
+/** The request for a new order, one schema for the API, the desk and the engine, and the checks every order's fields pass. */
+import { Schema } from "effect"
+import { ApiError, type FieldError } from "./Errors.ts"
+import * as F from "./Fixed.ts"
+import type { Market } from "./Market.ts"
+import { AccountInput, DecimalString, Millis, strict, Tags, Text } from "./Wire.ts"
+
+export const Side = Schema.Literal("buy", "sell")
+export const TimeInForce = Schema.Literal("gtc", "gtd", "ioc", "fok")
+
+const fields = <T extends Schema.Schema<string, string, never>>(type: T) => ({
+  market_id: Text(200).annotations({ description: "`<venue>:<native_id>`" }),
+  side: Side,
+  amount: DecimalString,
+  type,
+  price: Schema.optional(
+    DecimalString.annotations({ description: "Limit price; the protection price of a market order" })
+  ),
+  stop_price: Schema.optional(DecimalString),
+  time_in_force: Schema.optional(TimeInForce),
+  expires_at: Schema.optional(Millis),
+  post_only: Schema.optional(Schema.Boolean),
+  reduce_only: Schema.optional(Schema.Boolean),
+  client_order_id: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))),
+  account: Schema.optional(AccountInput),
+  book: Schema.optional(Text(128)),
+  trader: Schema.optional(Text(128)),
+  tags: Schema.optional(Tags),
+  notes: Schema.optional(Text(2000)),
+  params: Schema.optional(Schema.Record({ key: Text(64), value: Schema.Unknown }))
+})
+
+/**
+ * The body of `POST /trading/orders` (`PlaceOrder` in the API document), with `type` one of `types`: the plain types
+ * and the types the engine registered. Unknown keys are refused.
+ */
+export const orderRequestSchema = <const T extends readonly [string, ...Array<string>]>(types: T) =>
+  Schema.Struct(fields(Schema.Literal(...types))).annotations({ identifier: "PlaceOrder", ...strict })
+
+/** An order request as decoded: what the desk places and the engine holds, field for field as the client sent it. */
+export type OrderRequest = Schema.Struct.Type<ReturnType<typeof fields<typeof Schema.String>>>
+
+/** An order request on the account it was checked for: what the desk and the engine take. */
+export type AccountRequest = OrderRequest & { readonly account: string }
+
+/** What every order's fields are once checked against its market: exact amounts and prices on the market's grid. */
+export interface CheckedFields {
+  readonly amount: F.Fixed
+  readonly price: F.Fixed | null
+  readonly stopPrice: F.Fixed | null
+}
+
+/** The two valid prices nearest an off-grid one, for the error message. */
+const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
+  F.roundTo(price, tick, "down"),
+  F.roundTo(price, tick, "up")
+]
+
+/** A price on the market's tick grid, inside (0, 1); off the grid, the error names the two nearest valid prices. */
+export const priceOrError = (field: string, text: string, market: Market): F.Fixed | FieldError => {
+  const price = F.parse(text)
+  if (price === undefined) return { field, message: `'${text}' is not a decimal` }
+  if (price < market.tick || price > F.sub(F.ONE, market.tick)) {
+    return { field, message: `price must be from ${F.format(market.tick)} to ${F.format(F.sub(F.ONE, market.tick))}` }
+  }
+  if (!F.isMultipleOf(price, market.tick)) {
+    const [lo, hi] = nearestTicks(price, market.tick)
+    return {
+      field,
+      message: `${text} is off the tick grid of ${F.format(market.tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
+    }
+  }
+  return price
+}
+
+/**
+ * The checks every order's own fields pass, plain or held by the engine, against its market: the amount a positive
+ * multiple of the lot, `price` and `stop_price` on the tick grid, `expires_at` not in the past. Every mistake is
+ * named, in one answer; what only some types take (a price a limit needs, `post_only`) is checked by the type.
+ */
+export const checkOrderFields = (
+  request: Pick<OrderRequest, "amount" | "price" | "stop_price" | "expires_at">,
+  market: Market,
+  now: number
+): CheckedFields | ReadonlyArray<FieldError> => {
+  const errors: Array<FieldError> = []
+  const amount = F.parse(request.amount)
+  if (amount === undefined || amount <= 0 || !F.isMultipleOf(amount, market.lot)) {
+    errors.push({ field: "amount", message: `must be a positive multiple of the lot ${F.format(market.lot)}` })
+  }
+  const price = request.price === undefined ? null : priceOrError("price", request.price, market)
+  const stopPrice = request.stop_price === undefined ? null : priceOrError("stop_price", request.stop_price, market)
+  for (const checked of [price, stopPrice]) if (checked !== null && typeof checked === "object") errors.push(checked)
+  if (request.expires_at !== undefined && request.expires_at <= now) {
+    errors.push({ field: "expires_at", message: "is in the past" })
+  }
+  if (errors.length > 0) return errors
+  return { amount: amount!, price: price as F.Fixed | null, stopPrice: stopPrice as F.Fixed | null }
+}
+
+/** A market that does not trade now (closed, settled, halted): the contract's 409 with rule `market_halted`. */
+export const marketHalted = (venue: string, marketId: string, market: Market): ApiError =>
+  new ApiError({
+    status: 409,
+    code: "risk_rejected",
+    message: `market ${marketId} is ${market.status}`,
+    details: { venue, retryable: false, rule: "market_halted" }
+  })
