@@ -5,6 +5,8 @@ import { COMPLEX_TYPES, type ComplexType, type Order, type TimeInForce } from ".
 import { type CheckedMember, type CreateInput, Engine } from "./Engine/Engine.ts"
 import type { BucketRecord } from "./Trading/Buckets.ts"
 import { Desk } from "./Trading/Desk.ts"
+import { badMarketId } from "./Trading/Placement.ts"
+import * as Id from "./Domain/Ids.ts"
 
 const COMPLEX: ReadonlySet<string> = new Set(COMPLEX_TYPES)
 
@@ -34,11 +36,12 @@ export interface OrderRequest {
  */
 const engineInput = (
   request: OrderRequest,
+  marketId: Id.MarketId,
   account: string,
   type: ComplexType | undefined
 ): Omit<CreateInput, "type"> & { readonly type?: ComplexType } => ({
   account,
-  marketId: request.market_id,
+  marketId,
   side: request.side,
   ...(type === undefined ? {} : { type }),
   amount: request.amount,
@@ -63,9 +66,14 @@ export const submitOrder: (
   actor: string
 ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError, Desk | Engine> = Effect.fnUntraced(
   function* (request, account, actor) {
+    const marketId = Id.asMarketId(request.market_id)
+    if (marketId === undefined) return yield* Effect.fail(badMarketId())
     if (COMPLEX.has(request.type)) {
       const engine = yield* Engine
-      return yield* engine.create(engineInput(request, account, request.type as ComplexType) as CreateInput, actor)
+      return yield* engine.create(
+        engineInput(request, marketId, account, request.type as ComplexType) as CreateInput,
+        actor
+      )
     }
     if (request.params !== undefined)
       return yield* Effect.fail(ApiError.field("params", "a plain order takes no params"))
@@ -76,7 +84,7 @@ export const submitOrder: (
     return yield* desk.place(
       {
         account,
-        marketId: request.market_id,
+        marketId,
         side: request.side,
         type: request.type as "limit" | "market",
         amount: request.amount,
@@ -123,7 +131,7 @@ export const submitBucketOrder = (
     const engine = yield* Engine
     return yield* engine.createBucket(
       {
-        ...engineInput(request, bucket.members[0]!.account, undefined),
+        ...engineInput(request, Id.makeMarketId("bucket", bucket.id), bucket.members[0]!.account, undefined),
         bucketId: bucket.id,
         members,
         book: request.book ?? (bucket.book === "" ? undefined : bucket.book)

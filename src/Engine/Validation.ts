@@ -6,6 +6,7 @@ import type { Market, Side } from "../Domain/Market.ts"
 import type { ComplexType, TimeInForce } from "../Domain/Order.ts"
 import type { Desk } from "../Trading/Desk.ts"
 import type { Core, ParentSpec } from "./Core.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** One complex order type: its wire params, its checks, its decision core. */
 export interface OrderKind<P = any, S = any> {
@@ -23,7 +24,7 @@ export type Registry = Readonly<Record<ComplexType, OrderKind>>
 
 export interface CreateInput {
   readonly account: string
-  readonly marketId: string
+  readonly marketId: Id.MarketId
   readonly side: Side
   readonly type: ComplexType
   readonly amount: string

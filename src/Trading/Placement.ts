@@ -3,6 +3,7 @@ import { Clock, Effect } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import { worstFeePerContract } from "../Domain/Fees.ts"
 import * as F from "../Domain/Fixed.ts"
+import * as Id from "../Domain/Ids.ts"
 import type { Book, Market } from "../Domain/Market.ts"
 import { type AccountRef, accountRef, NO_TAGS, type Order, type TimeInForce, requestDigest } from "../Domain/Order.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
@@ -73,6 +74,19 @@ const marketHalted = (venue: string, message: string) =>
     details: { venue, retryable: false, rule: "market_halted" }
   })
 
+/** A market id that is not `<venue>:<native_id>`. */
+export const badMarketId = () => validation("market_id", "must be '<venue>:<native_id>'")
+
+/**
+ * The market an order names, or why no order can be placed on it: none there (404), or one that does not trade now
+ * (409 `market_halted`). Plain orders and the engine's both check here, so one mistake gets one answer.
+ */
+export const marketOrError = (venue: string, marketId: string, market: Market | undefined): Market | ApiError => {
+  if (market === undefined) return ApiError.marketNotFound(venue, marketId)
+  if (market.status !== "open") return marketHalted(venue, `market ${marketId} is ${market.status}`)
+  return market
+}
+
 const riskRejected = (rule: string, message: string) =>
   new ApiError({ status: 409, code: "risk_rejected", message, details: { venue: null, retryable: false, rule } })
 
@@ -141,13 +155,11 @@ export const admitOrder = Effect.fnUntraced(function* (
   reads?: PlacementReads
 ) {
   const now = yield* Clock.currentTimeMillis
-  const colon = input.marketId.indexOf(":")
-  if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
-  const venueId = input.marketId.slice(0, colon)
-  const nativeId = input.marketId.slice(colon + 1)
+  const venueId = Id.venueOf(input.marketId)
+  const nativeId = Id.nativeOf(input.marketId)
   const venue = d.venueOrError(venueId)
   if (venue instanceof ApiError) return yield* Effect.fail(venue)
-  if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
+  if (Id.parseAccountId(input.account)?.venue !== venueId) {
     return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
   }
   const trading = d.tradingOrError(input.account)
@@ -168,7 +180,7 @@ export const admitOrder = Effect.fnUntraced(function* (
     }
   }
   const read = reads === undefined ? yield* Effect.either(venue.market(nativeId)) : undefined
-  const market =
+  const found =
     read !== undefined
       ? read._tag === "Left"
         ? yield* Effect.fail(fromVenueError(read.left))
@@ -176,10 +188,7 @@ export const admitOrder = Effect.fnUntraced(function* (
       : reads!.market instanceof VenueError
         ? yield* Effect.fail(fromVenueError(reads!.market))
         : reads!.market
-  if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.marketId))
-  if (market.status !== "open") {
-    return yield* Effect.fail(marketHalted(venueId, `market ${input.marketId} is ${market.status}`))
-  }
+  const market = yield* orFail(marketOrError(venueId, input.marketId, found))
   const amount = F.parse(input.amount)
   if (amount === undefined || amount <= 0) {
     return yield* Effect.fail(validation("amount", "must be a positive decimal"))
@@ -293,7 +302,7 @@ export const admitOrder = Effect.fnUntraced(function* (
     clientOrderId: input.clientOrderId ?? id,
     venue: venueId,
     account,
-    marketId: `${venueId}:${nativeId}`,
+    marketId: input.marketId,
     side: input.side,
     type: input.type,
     timeInForce: tif,

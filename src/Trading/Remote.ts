@@ -16,6 +16,7 @@ import type { Held } from "./Held.ts"
 import type { InFlight } from "./InFlight.ts"
 import type { Lanes } from "./Lanes.ts"
 import { type Admitted, admitOrder, type Placing, type PlacementReads, recordPlaced, refused } from "./Placement.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** What the remote flows need of the desk. */
 export interface RemoteDesk {
@@ -84,10 +85,9 @@ const unknownOutcome = (order: Order, e: VenueError) => {
 
 /** Reads what a placement needs of a remote venue before the lock: its market, and the book for the collar. */
 const readsFor = (r: RemoteDesk, input: PlaceInput): Effect.Effect<PlacementReads | undefined> => {
-  const colon = input.marketId.indexOf(":")
-  const venue = colon < 0 ? undefined : r.placing.venueOrError(input.marketId.slice(0, colon))
-  if (venue === undefined || venue instanceof ApiError) return Effect.succeed(undefined)
-  const nativeId = input.marketId.slice(colon + 1)
+  const venue = r.placing.venueOrError(Id.venueOf(input.marketId))
+  if (venue instanceof ApiError) return Effect.succeed(undefined)
+  const nativeId = Id.nativeOf(input.marketId)
   return Effect.gen(function* () {
     const market = yield* Effect.either(venue.market(nativeId))
     const book = r.needsBook() ? yield* r.bookOf(input.marketId) : undefined

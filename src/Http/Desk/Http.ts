@@ -17,6 +17,7 @@ import { traced } from "../../Telemetry/Telemetry.ts"
 import { Api } from "../Api.ts"
 import { badCursor, orderPage } from "./OrderPages.ts"
 import { CurrentPrincipal, requireOnEvery, requirePermission } from "../Security.ts"
+import * as Id from "../../Domain/Ids.ts"
 
 export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
   Effect.gen(function* () {
@@ -33,7 +34,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       if (given === undefined) return Effect.succeed(defaultAccount(gateway.accounts))
       if (!isAccount(given)) return Effect.fail(ApiError.field("account", "must be '*' or '<venue>:<name>'"))
       if (given !== "*" && !gateway.accounts.includes(given)) {
-        const venue = given.slice(0, given.indexOf(":"))
+        const venue = Id.venueOf(given)
         return gateway.venue(venue) === undefined
           ? Effect.fail(
               ApiError.unknownVenue(
@@ -90,9 +91,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
             )
             return HttpServerResponse.unsafeJson(renderOrderWire(order), { status: created ? 201 : 200 })
           }
-          const venue = payload.market_id.includes(":")
-            ? payload.market_id.slice(0, payload.market_id.indexOf(":"))
-            : ""
+          const venue = Id.venuePrefix(payload.market_id) ?? ""
           const account = payload.account ?? venueAccount(gateway.venue(venue))
           const [target] = yield* scope("trade", account)
           const { order, created } = yield* submitOrder(payload, target!, yield* actorName).pipe(
