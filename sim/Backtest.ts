@@ -7,7 +7,7 @@ import { VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import { unrealized } from "../src/Trading/Ledger.ts"
 import { submitBucketOrder, submitOrder } from "../src/Orders.ts"
-import { BUCKET_PREFIX, Buckets } from "../src/Trading/Buckets.ts"
+import { bucketIdOf, Buckets } from "../src/Trading/Buckets.ts"
 import { replay, type RunContext } from "./Replay.ts"
 import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
 import type { TapeEvent } from "./Tape.ts"
@@ -245,11 +245,11 @@ export const backtest = (options: BacktestOptions) =>
               continue
             }
             const order = decoded.right
+            const bucketId = bucketIdOf(order.market_id)
             const result = yield* Effect.either(
-              order.market_id.startsWith(BUCKET_PREFIX)
-                ? Effect.flatMap(
-                    Context.get(run.context, Buckets).get(order.market_id.slice(BUCKET_PREFIX.length)),
-                    (bucket) => submitBucketOrder(order, bucket, actor)
+              bucketId !== undefined
+                ? Effect.flatMap(Context.get(run.context, Buckets).get(bucketId), (bucket) =>
+                    submitBucketOrder(order, bucket, actor)
                   ).pipe(Effect.provide(run.context))
                 : submitOrder(order, run.accountOf(order.market_id), actor).pipe(Effect.provide(run.context))
             )

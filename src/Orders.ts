@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { ApiError } from "./Domain/Errors.ts"
 import { COMPLEX_TYPES, type ComplexType, type Order, type TimeInForce } from "./Domain/Order.ts"
 import { type CheckedMember, type CreateInput, Engine } from "./Engine/Engine.ts"
-import type { BucketRecord } from "./Trading/Buckets.ts"
+import { BUCKET_VENUE, type BucketRecord } from "./Trading/Buckets.ts"
 import { Desk } from "./Trading/Desk.ts"
 import { badMarketId } from "./Trading/Placement.ts"
 import * as Id from "./Domain/Ids.ts"
@@ -131,7 +131,7 @@ export const submitBucketOrder = (
     const engine = yield* Engine
     return yield* engine.createBucket(
       {
-        ...engineInput(request, Id.makeMarketId("bucket", bucket.id), bucket.members[0]!.account, undefined),
+        ...engineInput(request, Id.makeMarketId(BUCKET_VENUE, bucket.id), bucket.members[0]!.account, undefined),
         bucketId: bucket.id,
         members,
         book: request.book ?? (bucket.book === "" ? undefined : bucket.book)

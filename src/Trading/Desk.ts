@@ -929,7 +929,7 @@ const makeDesk = (config: DeskConfig) =>
             in_flight: counts[id]?.in_flight ?? 0,
             unknown_orders: counts[id]?.unknown ?? 0,
             queued: Object.entries(depths)
-              .filter(([k]) => k.startsWith(`${id}:`))
+              .filter(([account]) => Id.parseAccountId(account)?.venue === id)
               .reduce((n, [, d]) => n + d, 0),
             last_reconcile_at: sync?.lastAt ?? null,
             last_reconcile_error: sync?.lastError ?? null,

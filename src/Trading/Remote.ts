@@ -46,7 +46,7 @@ export const clearlyRefused = (e: VenueError): boolean =>
 /** The request an order was sent with, rebuilt from its record (a look-up by its key passes it to the venue). */
 export const requestOf = (order: Order): PlaceOrderRequest => ({
   clientOrderId: venueClientIdOf(order),
-  nativeId: order.marketId.slice(order.venue.length + 1),
+  nativeId: Id.nativeOf(order.marketId),
   side: order.side,
   price: order.price ?? F.ZERO,
   amount: order.amount,

@@ -11,7 +11,7 @@ import { defaultAccount, isPaperAccount, VenueGateway, venueAccount } from "../.
 import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccount.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { submitBucketOrder, submitOrder } from "../../Orders.ts"
-import { accountsOf, BUCKET_PREFIX, Buckets } from "../../Trading/Buckets.ts"
+import { accountsOf, bucketIdOf, Buckets } from "../../Trading/Buckets.ts"
 import { type Position, unrealized } from "../../Trading/Ledger.ts"
 import { traced } from "../../Telemetry/Telemetry.ts"
 import { Api } from "../Api.ts"
@@ -80,9 +80,10 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle(
         "createOrder",
         Effect.fnUntraced(function* ({ payload }) {
-          if (payload.market_id.startsWith(BUCKET_PREFIX)) {
+          const bucketId = bucketIdOf(payload.market_id)
+          if (bucketId !== undefined) {
             // An order on a bucket needs `trade` on every member's account: the 403 names the first one missing.
-            const bucket = yield* buckets.get(payload.market_id.slice(BUCKET_PREFIX.length))
+            const bucket = yield* buckets.get(bucketId)
             yield* requireOnEvery("trade", accountsOf(bucket))
             const { order, created } = yield* submitBucketOrder(payload, bucket, yield* actorName).pipe(
               Effect.provideService(Desk, desk),
