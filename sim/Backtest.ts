@@ -7,11 +7,12 @@ import { VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import { unrealized } from "../src/Trading/Ledger.ts"
 import { submitBucketOrder, submitOrder } from "../src/Orders.ts"
-import { BUCKET_PREFIX, Buckets } from "../src/Trading/Buckets.ts"
+import { bucketIdOf, Buckets } from "../src/Trading/Buckets.ts"
 import { replay, type RunContext } from "./Replay.ts"
 import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
 import type { TapeEvent } from "./Tape.ts"
 import type { TapeStream } from "./TapeStream.ts"
+import * as Id from "../src/Domain/Ids.ts"
 
 export interface BacktestOptions {
   /** The tape's text, or a tape read as a stream (`sim/TapeStream.ts`). */
@@ -107,7 +108,7 @@ export const backtest = (options: BacktestOptions) =>
       settled?: { readonly realized: F.Fixed } | undefined
     }> = []
     let cash = startingCash
-    let markets: ReadonlyArray<string> = []
+    let markets: ReadonlyArray<Id.MarketId> = []
     const equity: Array<readonly [number, string]> = []
     const prices = new Map<string, Array<readonly [number, string]>>()
     const traded = new Map<string, number>()
@@ -191,13 +192,13 @@ export const backtest = (options: BacktestOptions) =>
         const desk = Context.get(run.context, Desk)
         if (markets.length === 0) {
           for (const venue of gateway.venues) {
-            const listed = (yield* Effect.orDie(venue.markets)).map((m) => `${venue.info.id}:${m.nativeId}`)
+            const listed = (yield* Effect.orDie(venue.markets)).map((m) => Id.makeMarketId(venue.info.id, m.nativeId))
             markets = [...markets, ...listed]
           }
         }
         for (const id of markets) {
-          const venue = gateway.venue(id.slice(0, id.indexOf(":")))!
-          const book = yield* Effect.orDie(venue.book(id.slice(id.indexOf(":") + 1)))
+          const venue = gateway.venue(Id.venueOf(id))!
+          const book = yield* Effect.orDie(venue.book(Id.nativeOf(id)))
           touches.set(id, {
             bestBid: F.formatOrNull(book.bids[0]?.price),
             bestAsk: F.formatOrNull(book.asks[0]?.price)
@@ -244,11 +245,11 @@ export const backtest = (options: BacktestOptions) =>
               continue
             }
             const order = decoded.right
+            const bucketId = bucketIdOf(order.market_id)
             const result = yield* Effect.either(
-              order.market_id.startsWith(BUCKET_PREFIX)
-                ? Effect.flatMap(
-                    Context.get(run.context, Buckets).get(order.market_id.slice(BUCKET_PREFIX.length)),
-                    (bucket) => submitBucketOrder(order, bucket, actor)
+              bucketId !== undefined
+                ? Effect.flatMap(Context.get(run.context, Buckets).get(bucketId), (bucket) =>
+                    submitBucketOrder(order, bucket, actor)
                   ).pipe(Effect.provide(run.context))
                 : submitOrder(order, run.accountOf(order.market_id), actor).pipe(Effect.provide(run.context))
             )

@@ -10,6 +10,7 @@ import type { ImportSummary } from "../src/Data/Tapes.ts"
 import type { BookRangeAnswer, HistoryClient, TradesRangeAnswer } from "../src/Services/HistoryClient.ts"
 import { arrowTapeBytes } from "./ArrowTape.ts"
 import { formatTape, parseTape, type TapeEvent, type TapeHeader } from "./Tape.ts"
+import * as Id from "../src/Domain/Ids.ts"
 
 /** Writes a tape's markets, books and trades to the store; throws (naming the line) on a tape that does not parse. */
 export const importTape = (store: DataStore, text: string): ImportSummary => {
@@ -72,7 +73,7 @@ export const importTape = (store: DataStore, text: string): ImportSummary => {
 }
 
 const sourceOf = (marketId: string): TapeHeader["source"] => {
-  const venue = marketId.slice(0, marketId.indexOf(":"))
+  const venue = Id.venuePrefix(marketId)
   return venue === "kalshi" || venue === "polymarket" ? venue : "generated"
 }
 

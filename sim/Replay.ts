@@ -18,8 +18,9 @@ import type { TapeStream } from "./TapeStream.ts"
 import { DiscreteClock } from "./DiscreteClock.ts"
 import { DrainScheduler } from "./DrainScheduler.ts"
 import { makeTapeVenue, type TapeVenue } from "./TapeVenue.ts"
+import * as Id from "../src/Domain/Ids.ts"
 
-const venueOfMarket = (marketId: string) => marketId.slice(0, marketId.indexOf(":"))
+const venueOfMarket = (marketId: string) => Id.venuePrefix(marketId) ?? ""
 
 /** One order of a scenario: placed `at_ms` after the tape's first event, with the body of `POST /trading/orders`. */
 export const ScenarioOrder = Schema.Struct({ at_ms: Schema.Int.pipe(Schema.nonNegative()), order: PlaceOrder })

@@ -6,6 +6,8 @@
  * server, right after the hook returns. Fills come back through `onFill`.
  */
 
+export { parseMarketId } from "../src/Domain/Ids.ts"
+
 /** A best bid and ask as decimal strings (YES prices), null when that side is empty. */
 export interface Touch {
   readonly bestBid: string | null

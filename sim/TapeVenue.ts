@@ -10,6 +10,7 @@ import { takerFee } from "../src/Venues/Sim/Exchange.ts"
 import { SIM_CAPABILITIES } from "../src/Venues/SimVenue.ts"
 import type { TapeEvent, TapeHeader } from "./Tape.ts"
 import { TapeBook } from "./TapeBook.ts"
+import * as Id from "../src/Domain/Ids.ts"
 
 const MAX_TRADES = 1000
 
@@ -62,7 +63,7 @@ export interface TapeVenue extends Venue {
  */
 export const makeTapeVenue = (header: TapeHeader) =>
   Effect.gen(function* () {
-    const venueId = header.markets[0]?.id.slice(0, header.markets[0].id.indexOf(":")) ?? "sim"
+    const venueId = Id.parseMarketId(header.markets[0]?.id ?? "")?.venue ?? "sim"
     const markets = new Map<string, Market>()
     const books = new Map<string, TapeBook>()
     const trades = new Map<string, RecentTrades>()
@@ -72,7 +73,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
       { readonly nativeId: string; readonly book: TapeBook; readonly trades: RecentTrades }
     >()
     for (const m of header.markets) {
-      const nativeId = m.id.slice(m.id.indexOf(":") + 1)
+      const nativeId = Id.parseMarketId(m.id)?.native ?? m.id
       markets.set(nativeId, {
         venue: venueId,
         nativeId,

@@ -4,8 +4,10 @@ import { ApiError } from "./Domain/Errors.ts"
 import { PLAIN_TYPES, type Order } from "./Domain/Order.ts"
 import type { OrderRequest } from "./Domain/OrderRequest.ts"
 import { type CheckedMember, Engine } from "./Engine/Engine.ts"
-import type { BucketRecord } from "./Trading/Buckets.ts"
+import { BUCKET_VENUE, type BucketRecord } from "./Trading/Buckets.ts"
 import { Desk } from "./Trading/Desk.ts"
+import { badMarketId } from "./Trading/Placement.ts"
+import * as Id from "./Domain/Ids.ts"
 
 export type { OrderRequest } from "./Domain/OrderRequest.ts"
 
@@ -21,8 +23,10 @@ export const submitOrder: (
   actor: string
 ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError, Desk | Engine> = Effect.fnUntraced(
   function* (request, account, actor) {
+    const market_id = Id.asMarketId(request.market_id)
+    if (market_id === undefined) return yield* Effect.fail(badMarketId())
     const engine = yield* Engine
-    if (engine.holds(request.type)) return yield* engine.create({ ...request, account }, actor)
+    if (engine.holds(request.type)) return yield* engine.create({ ...request, market_id, account }, actor)
     if (!PLAIN.has(request.type)) {
       return yield* Effect.fail(ApiError.field("type", `'${request.type}' is not an order type this server knows`))
     }
@@ -32,7 +36,7 @@ export const submitOrder: (
       return yield* Effect.fail(ApiError.field("stop_price", "a plain order takes no stop_price; use a stop type"))
     }
     const desk = yield* Desk
-    return yield* desk.place({ ...request, account }, actor)
+    return yield* desk.place({ ...request, market_id, account }, actor)
   }
 )
 
@@ -64,6 +68,7 @@ export const submitBucketOrder = (
     return yield* engine.createBucket(
       {
         ...request,
+        market_id: Id.makeMarketId(BUCKET_VENUE, bucket.id),
         account: bucket.members[0]!.account,
         bucketId: bucket.id,
         members,

@@ -20,6 +20,7 @@ import type { Desk } from "../../src/Trading/Desk.ts"
 import { submitOrder } from "../../src/Orders.ts"
 import { benchTape, mixedParents, type Tape } from "./engine.ts"
 import { type Figure, ratio } from "./common.ts"
+import { asMarketId } from "../../src/Domain/Ids.ts"
 
 const gc = (globalThis as { gc?: () => void }).gc
 
@@ -88,7 +89,7 @@ export const reaction = (background: number, trials: number, onDisk = false) =>
       if (placedAt === 0) placedAt = performance.now()
       return placeOrder(r)
     }
-    const market = tape.header.markets[0]!.id
+    const market = asMarketId(tape.header.markets[0]!.id)!
     const tick = F.of("0.01")
     const samples: Array<number> = []
     /** Each sample's window, to tell afterwards which of them a garbage collection fell into. */
@@ -235,7 +236,7 @@ export const restore = (count: number, keep?: string) =>
       const clock = new DiscreteClock(tape.events[0]?.ts ?? 0)
       const first = yield* Scope.make()
       const { context } = yield* services(tape, sqlStore(dir), first, clock)
-      const markets = tape.header.markets.map((m) => m.id)
+      const markets = tape.header.markets.map((m) => asMarketId(m.id)!)
       const engine = Context.get(context, Engine)
       for (let k = yield* engine.liveCount; k < count; k++) {
         yield* engine.create(

@@ -6,7 +6,7 @@
  * Twins are found by name as the sim venues and `sim generate --venues N` write them: `sim2:gen-001` lists what
  * `sim:GEN-001` asks; `sim2:gen-002-no` asks its opposite (its YES is the bucket's NO).
  */
-import type { Strategy, StrategyContext, StrategyParams } from "../Strategy.ts"
+import { parseMarketId, type Strategy, type StrategyContext, type StrategyParams } from "../Strategy.ts"
 
 export const params = { every_s: 5, clip: "20", below: 0.6, max: 200, worst: "0.7" }
 
@@ -20,7 +20,7 @@ interface Bucket {
 const propositions = (markets: ReadonlyArray<string>) => {
   const groups = new Map<string, Array<{ market_id: string; flip: boolean }>>()
   for (const id of markets) {
-    const native = id.slice(id.indexOf(":") + 1)
+    const native = parseMarketId(id)?.native ?? id
     const flip = native.endsWith("-no")
     const key = (flip ? native.slice(0, -3) : native).toLowerCase()
     const group = groups.get(key) ?? []

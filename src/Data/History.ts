@@ -7,6 +7,7 @@ import { createHash } from "node:crypto"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { BookRow, DataStore, Levels, SpanRow } from "./Store.ts"
+import * as Id from "../Domain/Ids.ts"
 
 export const DEFAULT_LIMIT = 1000
 export const MAX_LIMIT = 10_000
@@ -115,9 +116,7 @@ const foldUpTo = (store: DataStore, span: number, uptoId: number): Folded => {
 }
 
 const marketOrFail = (store: DataStore, marketId: string): ApiError | undefined =>
-  store.market(marketId) === undefined
-    ? ApiError.marketNotFound(marketId.slice(0, marketId.indexOf(":")), marketId)
-    : undefined
+  store.market(marketId) === undefined ? ApiError.marketNotFound(Id.venuePrefix(marketId) ?? "", marketId) : undefined
 
 interface Stretch {
   readonly kind: "data" | "absent"

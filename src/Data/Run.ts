@@ -16,6 +16,7 @@ import { DataHost, dataHostApp } from "./Server.ts"
 import { DataStore, storeFile } from "./Store.ts"
 import { Tapes, TapesUnavailable } from "./Tapes.ts"
 import { Keys } from "./Keys.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** A failure the user can act on: one sentence on stderr, exit status 1. */
 export class DataError extends Data.TaggedError("DataError")<{ readonly message: string }> {}
@@ -162,7 +163,10 @@ export const runRecord = (o: {
       .split(",")
       .map((s) => s.trim())
       .filter((s) => s !== "")
-      .map((s) => (s.startsWith(`${o.venue}:`) ? s.slice(o.venue.length + 1) : s))
+      .map((s) => {
+        const id = Id.nativeIn(o.venue, s)
+        return "native" in id ? id.native : s
+      })
     if (ids.length === 0) return yield* new DataError({ message: "give one or more markets with --markets" })
     const store = yield* openStore(o.store)
     const seed = Option.getOrElse(o.simSeed, () => Number(process.env["CROSSBOOK_SIM_SEED"] ?? 1))

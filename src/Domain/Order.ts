@@ -1,5 +1,6 @@
 /** Orders as the server keeps them (exact amounts) and the Order record the API shows (decimal strings). */
 import * as F from "./Fixed.ts"
+import { type AccountId, type MarketId, makeAccountId, parseAccountId } from "./Ids.ts"
 import type { Side } from "./Market.ts"
 import { createHash } from "node:crypto"
 
@@ -37,7 +38,7 @@ export interface Order {
   readonly venue: string
   readonly account: AccountRef
   /** `<venue>:<native_id>`. */
-  readonly marketId: string
+  readonly marketId: MarketId
   readonly side: Side
   readonly type: OrderType
   readonly timeInForce: TimeInForce
@@ -68,15 +69,15 @@ export interface Order {
   readonly venueOrderId: string | null
 }
 
-export const accountId = (account: AccountRef): string => `${account.venue}:${account.name}`
+export const accountId = (account: AccountRef): AccountId => makeAccountId(account.venue, account.name)
 
 const accountRefs = new Map<string, AccountRef>()
 /** The account named `<venue>:<name>`: one shared object per account, not one per order. */
 export const accountRef = (id: string): AccountRef => {
   let ref = accountRefs.get(id)
   if (ref === undefined) {
-    const colon = id.indexOf(":")
-    ref = Object.freeze({ venue: id.slice(0, colon), name: id.slice(colon + 1), subaccount: null })
+    const parts = parseAccountId(id)
+    ref = Object.freeze({ venue: parts?.venue ?? "", name: parts?.name ?? id, subaccount: null })
     accountRefs.set(id, ref)
   }
   return ref

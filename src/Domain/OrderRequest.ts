@@ -1,4 +1,5 @@
 /** The request for a new order, one schema for the API, the desk and the engine, and the checks every order's fields pass. */
+import type { MarketId } from "./Ids.ts"
 import { Schema } from "effect"
 import { ApiError, type FieldError } from "./Errors.ts"
 import * as F from "./Fixed.ts"
@@ -40,8 +41,13 @@ export const orderRequestSchema = <const T extends readonly [string, ...Array<st
 /** An order request as decoded: what the desk places and the engine holds, field for field as the client sent it. */
 export type OrderRequest = Schema.Struct.Type<ReturnType<typeof fields<typeof Schema.String>>>
 
-/** An order request on the account it was checked for: what the desk and the engine take. */
-export type AccountRequest = OrderRequest & { readonly account: string }
+/**
+ * An order request on the account it was checked for, its market id parsed: what the desk and the engine take.
+ */
+export type AccountRequest = Omit<OrderRequest, "market_id"> & {
+  readonly market_id: MarketId
+  readonly account: string
+}
 
 /** What every order's fields are once checked against its market: exact amounts and prices on the market's grid. */
 export interface CheckedFields {

@@ -3,6 +3,7 @@ import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
+import { gridPrice } from "./Grid.ts"
 import type { Side } from "../Domain/Market.ts"
 import { type Command, copyFrom, type Core, type ParentSpec, passivePrice, type Watch } from "./Core.ts"
 import { fires, stopBand, triggerReference } from "./Stop.ts"
@@ -69,20 +70,7 @@ export const validate = (
   params: Params
 ): { readonly params: Typed } | { readonly errors: ReadonlyArray<FieldError> } => {
   const errors: Array<FieldError> = []
-  const price = (field: string, text: string | undefined): F.Fixed | null => {
-    if (text === undefined) return null
-    const value = F.parse(text)
-    if (
-      value === undefined ||
-      value < spec.tick ||
-      value > F.sub(F.ONE, spec.tick) ||
-      !F.isMultipleOf(value, spec.tick)
-    ) {
-      errors.push({ field, message: `'${text}' is not a price on the tick grid of ${F.format(spec.tick)}` })
-      return null
-    }
-    return value
-  }
+  const price = (field: string, text: string | undefined) => gridPrice(spec.tick, errors, field, text)
   const exitSide: Side = spec.side === "buy" ? "sell" : "buy"
   const entryPrice = price("params.entry.price", params.entry?.price)
   const takeProfit = price("params.take_profit.price", params.take_profit.price)

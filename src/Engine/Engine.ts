@@ -21,6 +21,7 @@ import { type Driver, type EngineType, type Runtime } from "./Runtime.ts"
 import { checkBucketParent, type CheckedMember, checkParent } from "./Validation.ts"
 import { dueAdded, nextDue, rewatch, viewOf, wakeFor } from "./Wake.ts"
 import { DueHeap, WakeIndex } from "./WakeIndex.ts"
+import * as Id from "../Domain/Ids.ts"
 
 export type { CheckedMember } from "./Validation.ts"
 export type { OrderType, Registry } from "./OrderType.ts"
@@ -167,11 +168,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         Effect.forever(
           Effect.flatMap(Queue.take(queue), (first) =>
             Effect.flatMap(Queue.takeAll(queue), (rest) => {
-              const markets = new Set<string>()
+              const markets = new Set<Id.MarketId>()
               for (const e of [first, ...rest]) {
-                if (e._tag === "Book") markets.add(`${venue.info.id}:${e.nativeId}`)
+                if (e._tag === "Book") markets.add(Id.makeMarketId(venue.info.id, e.nativeId))
                 else if (e._tag === "Trade") {
-                  const marketId = `${venue.info.id}:${e.nativeId}`
+                  const marketId = Id.makeMarketId(venue.info.id, e.nativeId)
                   if (d.lastTrades.has(marketId)) {
                     d.lastTrades.set(marketId, e.price)
                     markets.add(marketId)
@@ -320,7 +321,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       if (again !== undefined) return again
       const checked = yield* checkParent(kind, input, market, venue.info.id, now, desk, postOnlyTypes)
       const id = yield* desk.nextParentId
-      const where = { venue: venue.info.id, marketId: `${venue.info.id}:${market.nativeId}` }
+      const where = { venue: venue.info.id, marketId: Id.makeMarketId(venue.info.id, market.nativeId) }
       const { rt, first } = runtimeOf(input.type, input, where, checked, id)
       return yield* hold(rt, first, input, digest, actor, firstLook(rt, now))
     })
@@ -335,9 +336,9 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       const id = yield* desk.nextParentId
       const where = {
         venue: "bucket",
-        marketId: `bucket:${bucketId}`,
+        marketId: Id.makeMarketId("bucket", bucketId),
         members: members.map((m) => ({
-          marketId: `${m.venueId}:${m.market.nativeId}`,
+          marketId: Id.makeMarketId(m.venueId, m.market.nativeId),
           account: m.account,
           flip: m.flip
         }))

@@ -8,6 +8,7 @@ import { completeIfQuiet, drop, persist, save, takeAmounts } from "./Parents.ts"
 import { admit, end, execute, place } from "./Placement.ts"
 import { childOf, type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { dueById, quotesOf, rewatch, viewOf, wakeFor } from "./Wake.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /**
  * Feeds one input to a parent's core and carries out its commands; the state is written before they go out. With
@@ -127,7 +128,7 @@ export const feedView = Effect.fnUntraced(function* (d: Driver, woken: ReadonlyA
 })
 
 /** A venue's book changed: the view is read and fed to the parents it wakes. */
-export const onMarket = Effect.fnUntraced(function* (d: Driver, marketId: string) {
+export const onMarket = Effect.fnUntraced(function* (d: Driver, marketId: Id.MarketId) {
   if (!d.sleeping.watches(marketId)) return
   const view = yield* viewOf(d, marketId)
   if (view === undefined) return

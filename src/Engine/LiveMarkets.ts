@@ -5,6 +5,7 @@
 import { type Context, Effect, ExecutionStrategy, Exit, Queue, Schedule, Scope } from "effect"
 import type { VenueGateway } from "../Services/VenueGateway.ts"
 import { marketsOf, type Runtime } from "./Runtime.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** The live parents by id, counting them per market and telling when a market gains its first or loses its last. */
 export class ParentsByMarket extends Map<string, Runtime> {
@@ -78,14 +79,13 @@ export const watchLiveMarkets = (
 
     const start = (marketId: string) =>
       Effect.gen(function* () {
-        const colon = marketId.indexOf(":")
-        const venue = gateway.venue(marketId.slice(0, colon))
-        if (venue?.watch === undefined || open.has(marketId)) return
+        const parts = Id.parseMarketId(marketId)
+        const venue = parts === undefined ? undefined : gateway.venue(parts.venue)
+        if (parts === undefined || venue?.watch === undefined || open.has(marketId)) return
         const watch = venue.watch
         const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
         open.set(marketId, scope)
-        const nativeId = marketId.slice(colon + 1)
-        yield* watch([nativeId]).pipe(
+        yield* watch([parts.native]).pipe(
           Effect.tapError((e) => Effect.logWarning(`cannot stream ${marketId} yet: ${e.reason}`)),
           Effect.retry(Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("30 seconds")))),
           Scope.extend(scope),

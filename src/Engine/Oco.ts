@@ -3,6 +3,7 @@ import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
+import { gridPrice } from "./Grid.ts"
 import type { Side } from "../Domain/Market.ts"
 import type { TimeInForce } from "../Domain/Order.ts"
 import {
@@ -90,20 +91,7 @@ export const validate = (
   if (params.legs.length !== 2) {
     return { errors: [{ field: "params.legs", message: `oco takes exactly two legs, not ${params.legs.length}` }] }
   }
-  const onGrid = (field: string, text: string | undefined): F.Fixed | null => {
-    if (text === undefined) return null
-    const value = F.parse(text)
-    if (
-      value === undefined ||
-      value < spec.tick ||
-      value > F.sub(F.ONE, spec.tick) ||
-      !F.isMultipleOf(value, spec.tick)
-    ) {
-      errors.push({ field, message: `'${text}' is not a price on the tick grid of ${F.format(spec.tick)}` })
-      return null
-    }
-    return value
-  }
+  const onGrid = (field: string, text: string | undefined) => gridPrice(spec.tick, errors, field, text)
   const legs = params.legs.map((leg, i): LegSpec | undefined => {
     const at = `params.legs.${i}`
     if (leg.market_id !== undefined) {

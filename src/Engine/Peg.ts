@@ -14,6 +14,7 @@ import {
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
+import { gridPrice } from "./Grid.ts"
 import {
   changedFrom,
   type Command,
@@ -83,20 +84,7 @@ export const validate = (
   params: Params
 ): { readonly params: Typed } | { readonly errors: ReadonlyArray<FieldError> } => {
   const errors: Array<FieldError> = []
-  const price = (field: string, text: string | undefined): F.Fixed | null => {
-    if (text === undefined) return null
-    const value = F.parse(text)
-    if (
-      value === undefined ||
-      value < spec.tick ||
-      value > F.sub(F.ONE, spec.tick) ||
-      !F.isMultipleOf(value, spec.tick)
-    ) {
-      errors.push({ field, message: `'${text}' is not a price on the tick grid of ${F.format(spec.tick)}` })
-      return null
-    }
-    return value
-  }
+  const price = (field: string, text: string | undefined) => gridPrice(spec.tick, errors, field, text)
   const offset = params.offset === undefined ? F.ZERO : F.parse(params.offset)
   if (offset === undefined || offset >= F.ONE)
     errors.push({ field: "params.offset", message: "must be a decimal below 1" })

@@ -1,6 +1,7 @@
 /** A parent's runtime record, and the context the driver's parts share (the maps, the lock, the handles). */
 import type { Context, Effect, Queue } from "effect"
 import type * as F from "../Domain/Fixed.ts"
+import type { MarketId } from "../Domain/Ids.ts"
 import type { OrderStore } from "../Services/OrderStore.ts"
 import type { VenueGateway } from "../Services/VenueGateway.ts"
 import type { Desk } from "../Trading/Desk.ts"
@@ -14,7 +15,7 @@ export type EngineType = string
 
 /** A market a parent over several markets trades, and the account it trades with there. */
 export interface RuntimeMember {
-  readonly marketId: string
+  readonly marketId: MarketId
   readonly account: string
   readonly flip: boolean
 }
@@ -37,7 +38,7 @@ export interface Runtime {
   readonly type: EngineType
   readonly account: string
   readonly venue: string
-  readonly marketId: string
+  readonly marketId: MarketId
   /** A bucket order's members: a child of member i goes to its market on its account. */
   readonly members?: ReadonlyArray<RuntimeMember> | undefined
   readonly spec: ParentSpec

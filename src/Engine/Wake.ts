@@ -6,6 +6,7 @@ import type { MarketView, MemberQuote } from "./Core.ts"
 import type { ParentsByMarket } from "./LiveMarkets.ts"
 import { feesOf } from "../Services/VenueGateway.ts"
 import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** The parents a view wakes, counted. */
 export const wakeFor = (d: Driver, marketId: string, view: MarketView) => {
@@ -44,11 +45,10 @@ export const rewatch = (d: Driver, rt: Runtime) => {
 }
 
 /** The market as the venue shows it now (best bid, best ask, last trade); undefined when it cannot be read. */
-export const viewOf = Effect.fnUntraced(function* (d: Driver, marketId: string) {
-  const colon = marketId.indexOf(":")
-  const venue = d.gateway.venue(marketId.slice(0, colon))
+export const viewOf = Effect.fnUntraced(function* (d: Driver, marketId: Id.MarketId) {
+  const venue = d.gateway.venue(Id.venueOf(marketId))
   if (venue === undefined) return undefined
-  const nativeId = marketId.slice(colon + 1)
+  const nativeId = Id.nativeOf(marketId)
   const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
   if (book === undefined) return undefined
   // A venue that streams the market keeps its last trade from the stream; any other is asked.
@@ -77,10 +77,9 @@ const CLOSED: MemberQuote = { open: false, bids: [], asks: [], tick: F.of("0.01"
 export const quotesOf = (d: Driver, rt: Runtime) =>
   Effect.forEach(rt.members ?? [], (member) =>
     Effect.gen(function* () {
-      const colon = member.marketId.indexOf(":")
-      const venue = d.gateway.venue(member.marketId.slice(0, colon))
+      const venue = d.gateway.venue(Id.venueOf(member.marketId))
       if (venue === undefined) return CLOSED
-      const nativeId = member.marketId.slice(colon + 1)
+      const nativeId = Id.nativeOf(member.marketId)
       const market = yield* venue.market(nativeId).pipe(Effect.orElseSucceed(() => undefined))
       if (market === undefined || market.status !== "open") return CLOSED
       const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))

@@ -11,6 +11,7 @@ import { followBooks, newTrades, sideChanges, type WireLevel, wireLevel } from "
 import { type Venue, type VenueError, VenueGateway } from "../Services/VenueGateway.ts"
 import { fromVenueError, respond } from "./Errors.ts"
 import { badHandshake, CLOSE_TOO_SLOW } from "./Events.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** How many book changes may wait for a slow reader before its socket is closed with 4408. */
 export class MarketsQueueCapacity extends Context.Reference<MarketsQueueCapacity>()("crossbook/MarketsQueueCapacity", {
@@ -65,12 +66,12 @@ const resolveIds = (
     }
     const out: Array<Watched> = []
     for (const id of ids) {
-      const colon = id.indexOf(":")
-      if (colon <= 0 || colon === id.length - 1) {
+      const parts = Id.parseMarketId(id)
+      if (parts === undefined) {
         return yield* Effect.fail(ApiError.field("ids", `'${id}' is not a full market id '<venue>:<native_id>'`))
       }
-      const venueId = id.slice(0, colon)
-      const nativeId = id.slice(colon + 1)
+      const venueId = parts.venue
+      const nativeId = parts.native
       const venue = gateway.venue(venueId)
       if (venue === undefined) {
         return yield* Effect.fail(

@@ -7,6 +7,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platf
 import { Effect } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import { MatchingClient, type MatchingError } from "../Services/MatchingClient.ts"
+import * as Id from "../Domain/Ids.ts"
 import { respond } from "./Errors.ts"
 
 /** A matcher's failure as the error body: a refused query is the caller's (400), anything else the matcher's (502). */
@@ -42,8 +43,7 @@ const answer = <A>(
     const result = yield* Effect.either(run(client, id, venue))
     if (result._tag === "Left") return respond(fromMatchingError(result.left))
     if (result.right === undefined) {
-      const colon = id.indexOf(":")
-      return respond(ApiError.marketNotFound(id.slice(0, colon), id))
+      return respond(ApiError.marketNotFound(Id.venuePrefix(id) ?? "", id))
     }
     return HttpServerResponse.unsafeJson(result.right)
   })

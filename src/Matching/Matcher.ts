@@ -14,6 +14,7 @@ import {
   type When
 } from "./Proposition.ts"
 import { GENERIC, normalize, rewrite, words } from "./Text.ts"
+import * as Id from "../Domain/Ids.ts"
 
 export type Sides = "same" | "inverse"
 /** What two markets' rules can disagree on, or leave unread. */
@@ -448,10 +449,10 @@ export class MatchIndex {
    */
   matchEvent(id: string): EventAnswer | undefined {
     const held = this.byId.get(id)
-    const colon = id.indexOf(":")
-    if (colon < 1) return undefined
-    const venue = held?.listing.venue ?? id.slice(0, colon)
-    const eventId = held === undefined ? id.slice(colon + 1) : (held.listing.eventId ?? held.id)
+    const parts = Id.parseMarketId(id)
+    if (parts === undefined) return undefined
+    const venue = held?.listing.venue ?? parts.venue
+    const eventId = held === undefined ? parts.native : (held.listing.eventId ?? held.id)
     const members = this.eventMembers(venue, eventId)
     if (members.length === 0) return undefined
     const events: Record<string, Array<string> | null> = { [venue]: members }

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Stream, SubscriptionRef } from "effect"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { ApiError } from "../Domain/Errors.ts"
+import * as Id from "../Domain/Ids.ts"
 
 export const PERMISSIONS = ["view", "trade", "manage_credentials", "manage_members"] as const
 export type Permission = (typeof PERMISSIONS)[number]
@@ -61,7 +62,8 @@ export const allows = (principal: Principal, permission: Permission, account: st
   principal.grants.some((g) => g.permission === permission && (g.account === "*" || g.account === account))
 
 /** `*` or `<venue>:<name>`. */
-export const isAccount = (account: string): boolean => account === "*" || /^[a-z][a-z0-9_-]*:[^\s:]+$/.test(account)
+export const isAccount = (account: string): account is Id.AccountId | "*" =>
+  account === "*" || /^[a-z][a-z0-9_-]*:[^\s:]+$/.test(account)
 
 const TOKEN = /^cb_([A-Za-z0-9]{8})_([A-Za-z0-9_-]{43})$/
 const ALPHANUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

@@ -3,6 +3,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Clock, Context, Data, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { ErrorBody } from "../Domain/Errors.ts"
 import { apiKey } from "./HostedConfig.ts"
+import * as Id from "../Domain/Ids.ts"
 
 export const SideMap = Schema.Struct({ yes: Schema.Literal("yes", "no"), no: Schema.Literal("yes", "no") })
 export type SideMap = typeof SideMap.Type
@@ -71,9 +72,9 @@ export class MatchingError extends Data.TaggedError("MatchingError")<{
 
 /** `<venue>:<native_id>`, both parts non-empty: the only id a matcher is asked about. */
 export const parseMarketId = (id: string): { readonly venue: string; readonly nativeId: string } | undefined => {
-  const colon = id.indexOf(":")
-  if (colon < 1 || colon === id.length - 1 || /\s/.test(id)) return undefined
-  return { venue: id.slice(0, colon), nativeId: id.slice(colon + 1) }
+  const parts = Id.parseMarketId(id)
+  if (parts === undefined || /\s/.test(id)) return undefined
+  return { venue: parts.venue, nativeId: parts.native }
 }
 
 const VENUE_ID = /^[a-z0-9][a-z0-9_-]*$/
@@ -146,7 +147,7 @@ export class MatchingClient extends Context.Tag("crossbook/MatchingClient")<
       readonly inverted: boolean
     }>
   ) {
-    const venueOf = (id: string) => id.slice(0, id.indexOf(":"))
+    const venueOf = (id: string) => Id.venuePrefix(id) ?? ""
     const find = (id: string) => {
       for (const pair of pairs) {
         const other = pair.a === id ? pair.b : pair.b === id ? pair.a : undefined

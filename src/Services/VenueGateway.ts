@@ -4,6 +4,7 @@ import type { MarketFees } from "../Domain/Fees.ts"
 import type { Fixed } from "../Domain/Fixed.ts"
 import type { Book, Market, Side, Trade } from "../Domain/Market.ts"
 import { PAPER_NAME } from "../Domain/Order.ts"
+import * as Id from "../Domain/Ids.ts"
 
 export const CAPABILITY_KEYS = [
   "fetch_markets",
@@ -223,7 +224,7 @@ export type FeeRule = (price: Fixed, amount: Fixed, liquidity: "maker" | "taker"
 export const PAPER = PAPER_NAME
 
 /** Whether an account `<venue>:<name>` is a paper account. */
-export const isPaperAccount = (account: string): boolean => account.slice(account.indexOf(":") + 1) === PAPER
+export const isPaperAccount = (account: string): boolean => Id.parseAccountId(account)?.name === PAPER
 
 export interface VenueBalance {
   readonly cash: Fixed
@@ -300,9 +301,9 @@ export class VenueGateway extends Context.Tag("crossbook/VenueGateway")<
       return p === undefined ? [v] : [v, p]
     })
     const trading = (account: string) => {
-      const colon = account.indexOf(":")
-      const id = account.slice(0, colon)
-      return account.slice(colon + 1) === PAPER ? paperById.get(id) : byId.get(id)
+      const parts = Id.parseAccountId(account)
+      if (parts === undefined) return undefined
+      return parts.name === PAPER ? paperById.get(parts.venue) : byId.get(parts.venue)
     }
     return { venues, venue: (id) => byId.get(id), accounts, trading, handles }
   }

@@ -6,6 +6,7 @@ import { performance } from "node:perf_hooks"
 import type { JournalEvent } from "../Services/OrderStore.ts"
 import type { Venue } from "../Services/VenueGateway.ts"
 import { type Counter, type Gauge, type Histogram, Registry } from "./Metrics.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** The server's metric families, `crossbook_<what>_<unit>[_total]`. */
 export interface Instruments {
@@ -125,8 +126,7 @@ const venueOf = (payload: Record<string, unknown>): string => {
   if (typeof payload["venue"] === "string") return payload["venue"]
   const market = payload["market_id"]
   if (typeof market !== "string") return ""
-  const at = market.indexOf(":")
-  return at < 0 ? "" : market.slice(0, at)
+  return Id.venuePrefix(market) ?? ""
 }
 
 const text = (v: unknown, otherwise: string) => (typeof v === "string" && v !== "" ? v : otherwise)

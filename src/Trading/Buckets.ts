@@ -10,8 +10,15 @@ import { OrderStore, type StoredBucket } from "../Services/OrderStore.ts"
 import { VenueGateway, venueAccount } from "../Services/VenueGateway.ts"
 import { Desk } from "./Desk.ts"
 import { Journal } from "./Journal.ts"
+import * as Id from "../Domain/Ids.ts"
 
-export const BUCKET_PREFIX = "bucket:"
+/** The venue part of a bucket's market id (`bucket:<id>`). */
+export const BUCKET_VENUE = "bucket"
+/** The bucket a market id names (`bucket:<id>`), if it names one. */
+export const bucketIdOf = (marketId: string): string | undefined => {
+  const parts = Id.parseMarketId(marketId)
+  return parts?.venue === BUCKET_VENUE ? parts.native : undefined
+}
 export const MAX_MEMBERS = 16
 const MAX_NAME = 200
 
@@ -114,7 +121,7 @@ export class Buckets extends Context.Tag("crossbook/Buckets")<
               errors.push({ field: `${field}.account`, message: `venue ${venueId} has several accounts: name one` })
               continue
             }
-            if (!account.startsWith(`${venueId}:`) || !gateway.accounts.includes(account)) {
+            if (Id.parseAccountId(account)?.venue !== venueId || !gateway.accounts.includes(account)) {
               errors.push({ field: `${field}.account`, message: `no account '${account}' trades on ${venueId}` })
               continue
             }

@@ -6,6 +6,7 @@ import { Clock, Effect } from "effect"
 import type { ApiError } from "../Domain/Errors.ts"
 import { accountId, type Order, TERMINAL } from "../Domain/Order.ts"
 import type { Venue } from "../Services/VenueGateway.ts"
+import * as Id from "../Domain/Ids.ts"
 
 export interface BulkCancelling {
   /** Every live plain order the desk holds. */
@@ -84,5 +85,6 @@ const bulkCall = (
   if (marketId === undefined || venue.cancelMarket === undefined) return undefined
   const inMarket = all.filter((o) => o.marketId === marketId)
   if (inMarket.length !== wanted.length || wanted.some((o) => o.marketId !== marketId)) return undefined
-  return venue.cancelMarket(marketId.slice(marketId.indexOf(":") + 1))
+  const parts = Id.parseMarketId(marketId)
+  return parts === undefined ? undefined : venue.cancelMarket(parts.native)
 }

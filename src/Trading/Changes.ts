@@ -7,6 +7,7 @@ import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { Venue, VenueOrder } from "../Services/VenueGateway.ts"
 import type { Held } from "./Held.ts"
 import { checkPrice } from "./Placement.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** What changing an order needs of the desk: its memory and lookups, and its ways to apply a venue's answer. */
 export interface Changing {
@@ -54,7 +55,7 @@ export const amendAtVenue = (
       )
     }
     const venue = yield* c.tradingOf(accountId(order.account))
-    const market = yield* Effect.mapError(venue.market(order.marketId.slice(order.venue.length + 1)), fromVenueError)
+    const market = yield* Effect.mapError(venue.market(Id.nativeOf(order.marketId)), fromVenueError)
     if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(order.venue, order.marketId))
     const next: { price?: F.Fixed; amount?: F.Fixed } = {}
     if (changes.price !== undefined) next.price = yield* checkPrice("price", changes.price, market)

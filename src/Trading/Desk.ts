@@ -3,8 +3,9 @@ import { randomBytes } from "node:crypto"
 import { Clock, Context, Effect, Layer, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
+import * as Id from "../Domain/Ids.ts"
 import { accountId, type Order, orderNumber, renderOrder, TERMINAL } from "../Domain/Order.ts"
-import { type AccountRequest, marketHalted } from "../Domain/OrderRequest.ts"
+import type { AccountRequest } from "../Domain/OrderRequest.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { Batch, JournalEntry, StoredOrder, StoredParent } from "../Services/OrderStore.ts"
 import { OrderStore } from "../Services/OrderStore.ts"
@@ -22,7 +23,7 @@ import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
 import { makeLock } from "./Lock.ts"
 import { byClientId, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
-import { orFail, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
+import { badMarketId, marketOrError, orFail, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
 import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, positionRow, unrealized } from "./Ledger.ts"
 import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
 import { cancelWanted } from "./BulkCancel.ts"
@@ -216,7 +217,9 @@ const makeDesk = (config: DeskConfig) =>
 
     /** The handle that trades for an account `<venue>:<name>` (the paper one for `<venue>:paper`), or why none does. */
     const tradingOrError = (account: string): Venue | ApiError => {
-      const venue = venueOrError(account.slice(0, account.indexOf(":")))
+      const parts = Id.parseAccountId(account)
+      if (parts === undefined) return validation("account", "must be '<venue>:<name>'")
+      const venue = venueOrError(parts.venue)
       if (venue instanceof ApiError) return venue
       return gateway.trading(account) ?? validation("account", `no account '${account}' is configured`)
     }
@@ -469,9 +472,10 @@ const makeDesk = (config: DeskConfig) =>
     }
 
     const bookOf = (marketId: string) => {
-      const venue = gateway.venue(marketId.slice(0, marketId.indexOf(":")))
-      if (venue === undefined) return Effect.succeed(undefined)
-      return venue.book(marketId.slice(marketId.indexOf(":") + 1)).pipe(Effect.orElseSucceed(() => undefined))
+      const parts = Id.parseMarketId(marketId)
+      const venue = parts === undefined ? undefined : gateway.venue(parts.venue)
+      if (parts === undefined || venue === undefined) return Effect.succeed(undefined)
+      return venue.book(parts.native).pipe(Effect.orElseSucceed(() => undefined))
     }
 
     const lockedOf = (account: string) => memory.locked(account)
@@ -911,7 +915,7 @@ const makeDesk = (config: DeskConfig) =>
             in_flight: counts[id]?.in_flight ?? 0,
             unknown_orders: counts[id]?.unknown ?? 0,
             queued: Object.entries(depths)
-              .filter(([k]) => k.startsWith(`${id}:`))
+              .filter(([account]) => Id.parseAccountId(account)?.venue === id)
               .reduce((n, [, d]) => n + d, 0),
             last_reconcile_at: sync?.lastAt ?? null,
             last_reconcile_error: sync?.lastError ?? null,
@@ -981,12 +985,11 @@ const makeDesk = (config: DeskConfig) =>
       ),
       /** The venue and market of an order of the engine: a market that does not trade now is a 409 `market_halted`. */
       resolveMarket: Effect.fnUntraced(function* (marketId: string) {
-        const colon = marketId.indexOf(":")
-        if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
-        const venue = yield* venueOf(marketId.slice(0, colon))
-        const market = yield* Effect.mapError(venue.market(marketId.slice(colon + 1)), fromVenueError)
-        if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venue.info.id, marketId))
-        if (market.status !== "open") return yield* Effect.fail(marketHalted(venue.info.id, marketId, market))
+        const parts = Id.parseMarketId(marketId)
+        if (parts === undefined) return yield* Effect.fail(badMarketId())
+        const venue = yield* venueOf(parts.venue)
+        const found = yield* Effect.mapError(venue.market(parts.native), fromVenueError)
+        const market = yield* orFail(marketOrError(venue.info.id, marketId, found))
         return { venue, market }
       }),
       haltedFor: (venue: string) =>

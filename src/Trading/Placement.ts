@@ -3,6 +3,7 @@ import { Clock, Effect } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import { worstFeePerContract } from "../Domain/Fees.ts"
 import * as F from "../Domain/Fixed.ts"
+import * as Id from "../Domain/Ids.ts"
 import type { Book, Market } from "../Domain/Market.ts"
 import { type AccountRef, accountRef, NO_TAGS, type Order, type TimeInForce, requestDigest } from "../Domain/Order.ts"
 import { checkOrderFields, marketHalted, priceOrError } from "../Domain/OrderRequest.ts"
@@ -65,6 +66,19 @@ export class PlacementRate {
 
 const validation = (field: string, message: string) => ApiError.field(field, message)
 
+/** A market id that is not `<venue>:<native_id>`. */
+export const badMarketId = () => validation("market_id", "must be '<venue>:<native_id>'")
+
+/**
+ * The market an order names, or why no order can be placed on it: none there (404), or one that does not trade now
+ * (409 `market_halted`). Plain orders and the engine's both check here, so one mistake gets one answer.
+ */
+export const marketOrError = (venue: string, marketId: string, market: Market | undefined): Market | ApiError => {
+  if (market === undefined) return ApiError.marketNotFound(venue, marketId)
+  if (market.status !== "open") return marketHalted(venue, marketId, market)
+  return market
+}
+
 const riskRejected = (rule: string, message: string) =>
   new ApiError({ status: 409, code: "risk_rejected", message, details: { venue: null, retryable: false, rule } })
 
@@ -113,13 +127,11 @@ export const admitOrder = Effect.fnUntraced(function* (
   reads?: PlacementReads
 ) {
   const now = yield* Clock.currentTimeMillis
-  const colon = input.market_id.indexOf(":")
-  if (colon < 0) return yield* Effect.fail(validation("market_id", "must be '<venue>:<native_id>'"))
-  const venueId = input.market_id.slice(0, colon)
-  const nativeId = input.market_id.slice(colon + 1)
+  const venueId = Id.venueOf(input.market_id)
+  const nativeId = Id.nativeOf(input.market_id)
   const venue = d.venueOrError(venueId)
   if (venue instanceof ApiError) return yield* Effect.fail(venue)
-  if (input.account.slice(0, input.account.indexOf(":")) !== venueId) {
+  if (Id.parseAccountId(input.account)?.venue !== venueId) {
     return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
   }
   const trading = d.tradingOrError(input.account)
@@ -140,7 +152,7 @@ export const admitOrder = Effect.fnUntraced(function* (
     }
   }
   const read = reads === undefined ? yield* Effect.either(venue.market(nativeId)) : undefined
-  const market =
+  const found =
     read !== undefined
       ? read._tag === "Left"
         ? yield* Effect.fail(fromVenueError(read.left))
@@ -148,8 +160,7 @@ export const admitOrder = Effect.fnUntraced(function* (
       : reads!.market instanceof VenueError
         ? yield* Effect.fail(fromVenueError(reads!.market))
         : reads!.market
-  if (market === undefined) return yield* Effect.fail(ApiError.marketNotFound(venueId, input.market_id))
-  if (market.status !== "open") return yield* Effect.fail(marketHalted(venueId, input.market_id, market))
+  const market = yield* orFail(marketOrError(venueId, input.market_id, found))
   const fields = checkOrderFields(input, market, now)
   if (!("amount" in fields)) return yield* Effect.fail(ApiError.validation(fields))
   const { amount, price: given } = fields
@@ -255,7 +266,7 @@ export const admitOrder = Effect.fnUntraced(function* (
     clientOrderId: input.client_order_id ?? id,
     venue: venueId,
     account,
-    marketId: `${venueId}:${nativeId}`,
+    marketId: input.market_id,
     side: input.side,
     type: input.type,
     timeInForce: tif,

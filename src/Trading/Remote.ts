@@ -16,6 +16,7 @@ import type { Held } from "./Held.ts"
 import type { InFlight } from "./InFlight.ts"
 import type { Lanes } from "./Lanes.ts"
 import { type Admitted, admitOrder, type Placing, type PlacementReads, recordPlaced, refused } from "./Placement.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** What the remote flows need of the desk. */
 export interface RemoteDesk {
@@ -45,7 +46,7 @@ export const clearlyRefused = (e: VenueError): boolean =>
 /** The request an order was sent with, rebuilt from its record (a look-up by its key passes it to the venue). */
 export const requestOf = (order: Order): PlaceOrderRequest => ({
   clientOrderId: venueClientIdOf(order),
-  nativeId: order.marketId.slice(order.venue.length + 1),
+  nativeId: Id.nativeOf(order.marketId),
   side: order.side,
   price: order.price ?? F.ZERO,
   amount: order.amount,
@@ -84,10 +85,9 @@ const unknownOutcome = (order: Order, e: VenueError) => {
 
 /** Reads what a placement needs of a remote venue before the lock: its market, and the book for the collar. */
 const readsFor = (r: RemoteDesk, input: PlaceInput): Effect.Effect<PlacementReads | undefined> => {
-  const colon = input.market_id.indexOf(":")
-  const venue = colon < 0 ? undefined : r.placing.venueOrError(input.market_id.slice(0, colon))
-  if (venue === undefined || venue instanceof ApiError) return Effect.succeed(undefined)
-  const nativeId = input.market_id.slice(colon + 1)
+  const venue = r.placing.venueOrError(Id.venueOf(input.market_id))
+  if (venue instanceof ApiError) return Effect.succeed(undefined)
+  const nativeId = Id.nativeOf(input.market_id)
   return Effect.gen(function* () {
     const market = yield* Effect.either(venue.market(nativeId))
     const book = r.needsBook() ? yield* r.bookOf(input.market_id) : undefined

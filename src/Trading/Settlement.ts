@@ -4,6 +4,7 @@ import * as F from "../Domain/Fixed.ts"
 import type { Batch, JournalEntry } from "../Services/OrderStore.ts"
 import { isPaperAccount, type Venue } from "../Services/VenueGateway.ts"
 import { type Ledger, type Position, positionRow } from "./Ledger.ts"
+import * as Id from "../Domain/Ids.ts"
 
 /** The settlement of one position: what it closed, at what payout, and what it moved. */
 export interface Settlement {
@@ -117,7 +118,7 @@ export const settleMarket = Effect.fnUntraced(function* (
   const marketId = `${venue}:${nativeId}`
   const booked: Array<Settlement> = []
   for (const account of d.accounts) {
-    if (!account.startsWith(`${venue}:`) || isPaperAccount(account) !== paper) continue
+    if (Id.parseAccountId(account)?.venue !== venue || isPaperAccount(account) !== paper) continue
     const s = d.ledger.settle(account, marketId, payout, ts)
     if (s === undefined) continue
     booked.push(s)

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import type * as F from "../Domain/Fixed.ts"
 import type { Venue, VenueGateway } from "../Services/VenueGateway.ts"
 import type { Position } from "./Ledger.ts"
+import * as Id from "../Domain/Ids.ts"
 
 type Gateway = { readonly trading: VenueGateway["Type"]["trading"] }
 
@@ -26,7 +27,8 @@ export interface PositionRow {
 /** The trading handle behind an account `<venue>:<name>`, if it serves that account. */
 const venueOf = (gateway: Gateway, account: string): Venue | undefined => {
   const venue = gateway.trading(account)
-  return venue !== undefined && venue.accounts.includes(account.slice(account.indexOf(":") + 1)) ? venue : undefined
+  const name = Id.parseAccountId(account)?.name
+  return venue !== undefined && name !== undefined && venue.accounts.includes(name) ? venue : undefined
 }
 
 /**

@@ -10,6 +10,7 @@ import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import { Desk, renderFill } from "../../src/Trading/Desk.ts"
 import { price } from "./Support.ts"
+import { makeMarketId } from "../../src/Domain/Ids.ts"
 
 const settle = Effect.forEach(Array.from({ length: 60 }), () => Effect.yieldNow(), { discard: true })
 const run = (seconds: number) =>
@@ -230,7 +231,7 @@ describe("a working parent's info after a restart", () => {
           side: "sell",
           amount: "2",
           params: { trail: "0.05" },
-          market_id: `sim:${market.nativeId}`,
+          market_id: makeMarketId("sim", market.nativeId),
           account: "sim:default"
         } as AccountRequest,
         "test"

@@ -6,6 +6,7 @@ import { type Batch, OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import { authLayer, serverServices } from "../../src/Stack.ts"
 import { settle } from "./Support.ts"
+import { makeMarketId } from "../../src/Domain/Ids.ts"
 
 /** Every write the store takes, as it was when taken (states are copied: the engine keeps changing its own). */
 const writes: Array<{ orders: Array<{ id: string; status: string }>; parents: Array<Runtime> }> = []
@@ -53,7 +54,7 @@ describe("a parent's state and its child's write ahead", () => {
       const created = yield* engine.create(
         {
           account: "sim:default",
-          market_id: `sim:${market.nativeId}`,
+          market_id: makeMarketId("sim", market.nativeId),
           side: "sell",
           type: "stop_market",
           amount: "1",

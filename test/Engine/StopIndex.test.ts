@@ -5,6 +5,7 @@ import { Engine } from "../../src/Engine/Engine.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import { settle } from "./Support.ts"
+import { makeMarketId } from "../../src/Domain/Ids.ts"
 
 /** The in-memory store, counting how often a parent's state is written (once per input a parent is fed). */
 const counted = { writes: 0 }
@@ -32,7 +33,7 @@ describe("the index of waiting stops", () => {
       const engine = Context.get(context, Engine)
       const sim = Context.get(context, VenueGateway).venue("sim")!
       const market = (yield* sim.markets).find((m) => m.status === "open")!
-      const marketId = `sim:${market.nativeId}`
+      const marketId = makeMarketId("sim", market.nativeId)
       // 200 sell stops far below the market: no update of the next minute can reach them.
       for (let i = 0; i < 200; i++) {
         yield* engine.create(

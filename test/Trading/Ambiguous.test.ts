@@ -21,6 +21,7 @@ import {
 } from "../../src/Services/VenueGateway.ts"
 import { deskServices } from "../../src/Stack.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
+import { makeMarketId } from "../../src/Domain/Ids.ts"
 
 const VENUE = "far"
 const MARKET: Market = {
@@ -242,7 +243,7 @@ const check = (steps: ReadonlyArray<Step>) =>
             d.place(
               {
                 account: `${VENUE}:default`,
-                market_id: `${VENUE}:M`,
+                market_id: makeMarketId(VENUE, "M"),
                 side: "buy",
                 type: "limit",
                 amount: String(s.amount),

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import * as F from "../../src/Domain/Fixed.ts"
 import { accountRef, type Order, type OrderStatus, TERMINAL } from "../../src/Domain/Order.ts"
 import { Held, type ParentHolder } from "../../src/Trading/Held.ts"
+import { makeMarketId } from "../../src/Domain/Ids.ts"
 
 /** What an engine holds of a parent: the desk renders its record from this. */
 interface Handle {
@@ -15,7 +16,7 @@ const order = (over: Partial<Order> & Pick<Order, "id">): Order => ({
   clientOrderId: over.id,
   venue: "sim",
   account: accountRef("sim:default"),
-  marketId: "sim:m1",
+  marketId: makeMarketId("sim", "m1"),
   side: "buy",
   type: "limit",
   timeInForce: "gtc",

@@ -5,6 +5,7 @@ import { Engine } from "../../src/Engine/Engine.ts"
 import { OrderStore, type StoredOrder, type StoredParent } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
+import { makeMarketId } from "../../src/Domain/Ids.ts"
 
 const settle = Effect.forEach(Array.from({ length: 60 }), () => Effect.yieldNow(), { discard: true })
 
@@ -70,7 +71,7 @@ describe("a parent's save", () => {
       const created = yield* engine.create(
         {
           account: "sim:default",
-          market_id: `sim:${market.nativeId}`,
+          market_id: makeMarketId("sim", market.nativeId),
           side: "buy",
           type: "twap",
           amount: String(slices),

@@ -11,12 +11,13 @@ import { defaultAccount, isPaperAccount, VenueGateway, venueAccount } from "../.
 import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccount.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { submitBucketOrder, submitOrder } from "../../Orders.ts"
-import { accountsOf, BUCKET_PREFIX, Buckets } from "../../Trading/Buckets.ts"
+import { accountsOf, bucketIdOf, Buckets } from "../../Trading/Buckets.ts"
 import { type Position, unrealized } from "../../Trading/Ledger.ts"
 import { traced } from "../../Telemetry/Telemetry.ts"
 import { Api } from "../Api.ts"
 import { badCursor, orderPage } from "./OrderPages.ts"
 import { CurrentPrincipal, requireOnEvery, requirePermission } from "../Security.ts"
+import * as Id from "../../Domain/Ids.ts"
 
 export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
   Effect.gen(function* () {
@@ -33,7 +34,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       if (given === undefined) return Effect.succeed(defaultAccount(gateway.accounts))
       if (!isAccount(given)) return Effect.fail(ApiError.field("account", "must be '*' or '<venue>:<name>'"))
       if (given !== "*" && !gateway.accounts.includes(given)) {
-        const venue = given.slice(0, given.indexOf(":"))
+        const venue = Id.venueOf(given)
         return gateway.venue(venue) === undefined
           ? Effect.fail(
               ApiError.unknownVenue(
@@ -79,9 +80,10 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle(
         "createOrder",
         Effect.fnUntraced(function* ({ payload }) {
-          if (payload.market_id.startsWith(BUCKET_PREFIX)) {
+          const bucketId = bucketIdOf(payload.market_id)
+          if (bucketId !== undefined) {
             // An order on a bucket needs `trade` on every member's account: the 403 names the first one missing.
-            const bucket = yield* buckets.get(payload.market_id.slice(BUCKET_PREFIX.length))
+            const bucket = yield* buckets.get(bucketId)
             yield* requireOnEvery("trade", accountsOf(bucket))
             const { order, created } = yield* submitBucketOrder(payload, bucket, yield* actorName).pipe(
               Effect.provideService(Desk, desk),
@@ -90,9 +92,7 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
             )
             return HttpServerResponse.unsafeJson(renderOrderWire(order), { status: created ? 201 : 200 })
           }
-          const venue = payload.market_id.includes(":")
-            ? payload.market_id.slice(0, payload.market_id.indexOf(":"))
-            : ""
+          const venue = Id.venuePrefix(payload.market_id) ?? ""
           const account = payload.account ?? venueAccount(gateway.venue(venue))
           const [target] = yield* scope("trade", account)
           const { order, created } = yield* submitOrder(payload, target!, yield* actorName).pipe(

@@ -10,6 +10,7 @@ import { defaultAccount, VenueGateway } from "../../Services/VenueGateway.ts"
 import { Api } from "../Api.ts"
 import type { HeartbeatRecord } from "./Api.ts"
 import { CurrentPrincipal, requestInfo, requirePermission } from "../Security.ts"
+import * as Id from "../../Domain/Ids.ts"
 
 export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
   Effect.gen(function* () {
@@ -32,7 +33,7 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
         return Effect.fail(ApiError.field("account", "must be '*' or '<venue>:<name>'"))
       }
       if (account === "*") return Effect.succeed(account)
-      const venue = account.slice(0, account.indexOf(":"))
+      const venue = Id.venueOf(account)
       if (gateway.venue(venue) === undefined) {
         return Effect.fail(
           ApiError.unknownVenue(
@@ -73,8 +74,7 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
             )
             .map((account) => ({
               account,
-              venue: account.slice(0, account.indexOf(":")),
-              name: account.slice(account.indexOf(":") + 1),
+              ...Id.parseAccountId(account)!,
               permissions: PERMISSIONS.filter((p) =>
                 principal.grants.some((g) => g.permission === p && (g.account === "*" || g.account === account))
               )

@@ -10,6 +10,7 @@ import { Api } from "../Api.ts"
 import { fromVenueError } from "../../Domain/VenueErrors.ts"
 import { makeLocalMatcher } from "../../Matching/Local.ts"
 import { MatchingClient, type MatchingError } from "../../Services/MatchingClient.ts"
+import * as Id from "../../Domain/Ids.ts"
 
 const venueRecord = (venue: Venue) => ({
   id: venue.info.id,
@@ -100,13 +101,11 @@ export const VenuesLive = HttpApiBuilder.group(Api, "venues", (handlers) =>
 
     /** Accepts `<venue>:<native_id>` or the bare native id; an id of another venue is a 400. */
     const nativeIdOf = (venue: Venue, marketId: string) => {
-      const colon = marketId.indexOf(":")
-      if (colon < 0) return Effect.succeed(marketId)
-      const prefix = marketId.slice(0, colon)
-      return prefix === venue.info.id
-        ? Effect.succeed(marketId.slice(colon + 1))
+      const id = Id.nativeIn(venue.info.id, marketId)
+      return "native" in id
+        ? Effect.succeed(id.native)
         : Effect.fail(
-            ApiError.field("market_id", `'${marketId}' is an id of venue '${prefix}', not of '${venue.info.id}'`)
+            ApiError.field("market_id", `'${marketId}' is an id of venue '${id.otherVenue}', not of '${venue.info.id}'`)
           )
     }
 
