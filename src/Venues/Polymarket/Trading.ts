@@ -32,12 +32,14 @@ import {
   type OwnFill,
   type OwnOrder,
   OwnFills,
+  ownLegs,
   parseUserFrame,
   runChannel,
+  tradeMs,
   type UserOrderMessage,
   userSubscription
 } from "./Stream.ts"
-import { Decimal, fillFee, GammaMarkets, type PolymarketMarket, toMarket, VENUE, venueMs } from "./Wire.ts"
+import { Decimal, fillFee, GammaMarkets, type PolymarketMarket, toMarket, VENUE } from "./Wire.ts"
 
 const CredsAnswer = Schema.Struct({ apiKey: Schema.String, secret: Schema.String, passphrase: Schema.String })
 const VersionAnswer = Schema.Struct({ version: Schema.Number })
@@ -116,6 +118,26 @@ interface Leg {
   readonly venuePrice: F.Fixed
   readonly onNoToken: boolean
 }
+
+/** What we asked for with a request placed on market `m` as `leg`, for `target` shares of the venue order. */
+const placedFor = (
+  r: PlaceOrderRequest,
+  m: PolymarketMarket,
+  leg: Leg,
+  target: F.Fixed,
+  expiresAt: number | null
+): Placed => ({
+  clientOrderId: r.clientOrderId,
+  nativeId: m.nativeId,
+  side: r.side,
+  price: r.price,
+  amount: F.roundTo(r.amount, SIZE_STEP, "down"),
+  target,
+  onNoToken: leg.onNoToken,
+  tokenId: leg.tokenId,
+  venueSide: leg.venueSide,
+  expiresAt
+})
 
 /** What the trading side needs: the REST client, the settings and account, the catalog, the channels, and the set of
  * resting orders the heartbeat keeps alive. */
@@ -449,18 +471,13 @@ export const makePolymarketTrading = ({ rest, config, account, catalog, channels
         const market = r.timeInForce === "ioc" || r.timeInForce === "fok"
         const orderType =
           r.timeInForce === "gtc" ? "GTC" : r.timeInForce === "gtd" ? "GTD" : r.timeInForce === "fok" ? "FOK" : "FAK"
-        const p: Placed = {
-          clientOrderId: r.clientOrderId,
-          nativeId: m.nativeId,
-          side: r.side,
-          price: r.price,
-          amount: F.roundTo(r.amount, SIZE_STEP, "down"),
-          target: Number(leg.venueSide === "BUY" ? order.takerAmount : order.makerAmount) as F.Fixed,
-          onNoToken: leg.onNoToken,
-          tokenId: leg.tokenId,
-          venueSide: leg.venueSide,
-          expiresAt: order.expiration > 0n ? (Number(order.expiration) - 60) * 1000 : null
-        }
+        const p = placedFor(
+          r,
+          m,
+          leg,
+          Number(leg.venueSide === "BUY" ? order.takerAmount : order.makerAmount) as F.Fixed,
+          order.expiration > 0n ? (Number(order.expiration) - 60) * 1000 : null
+        )
         // known before the request leaves: a fill streamed before the answer, or a look-up after a lost answer,
         // finds the order by its hash
         placed.set(hash, p)
@@ -643,7 +660,6 @@ export const makePolymarketTrading = ({ rest, config, account, catalog, channels
 
     /** The own legs of a trade the CLOB reports, as fills on our YES leg. */
     const legsOf = (t: ClobTrade, m: PolymarketMarket, key: string): Array<OwnFill> => {
-      const ts = venueMs(t.match_time) < 1e12 ? venueMs(t.match_time) * 1000 : venueMs(t.match_time)
       const own = (orderId: string, token: string, side: "BUY" | "SELL", price: number, size: number): OwnOrder => {
         const known = placed.get(orderId)
         if (known !== undefined) return known
@@ -661,46 +677,26 @@ export const makePolymarketTrading = ({ rest, config, account, catalog, channels
         placed.set(orderId, p)
         return p
       }
-      const yes = (o: OwnOrder, price: number) => (o.onNoToken ? F.ONE - price : price) as F.Fixed
-      const out: Array<OwnFill> = []
-      if (t.trader_side === "TAKER" || placed.has(t.taker_order_id)) {
-        const o = own(t.taker_order_id, t.asset_id, t.side, t.price, t.size)
-        out.push({
-          tradeId: `${t.id}:${t.taker_order_id}`,
-          venueOrderId: t.taker_order_id,
-          own: o,
-          price: yes(o, t.price),
-          amount: t.size as F.Fixed,
-          liquidity: "taker",
-          ts,
-          tokenPrice: t.price as F.Fixed,
-          feeRateBps: Number(t.fee_rate_bps ?? 0) || 0
-        })
-      }
-      for (const mo of t.maker_orders) {
-        const mine =
-          placed.has(mo.order_id) ||
-          mo.owner === key ||
-          (mo.maker_address !== undefined &&
-            funder !== undefined &&
-            mo.maker_address.toLowerCase() === funder.toLowerCase())
-        if (!mine) continue
-        // a maker on the taker's token took the other side; on the other token, the same side (a mint or merge)
-        const side = mo.asset_id === t.asset_id ? (t.side === "BUY" ? "SELL" : "BUY") : t.side
-        const o = own(mo.order_id, mo.asset_id, side, mo.price, mo.matched_amount)
-        out.push({
-          tradeId: `${t.id}:${mo.order_id}`,
-          venueOrderId: mo.order_id,
-          own: o,
-          price: yes(o, mo.price),
-          amount: mo.matched_amount as F.Fixed,
-          liquidity: "maker",
-          ts,
-          tokenPrice: mo.price as F.Fixed,
-          feeRateBps: Number(mo.fee_rate_bps ?? 0) || 0
-        })
-      }
-      return out
+      return ownLegs(
+        t,
+        tradeMs(t.match_time),
+        () =>
+          t.trader_side === "TAKER" || placed.has(t.taker_order_id)
+            ? own(t.taker_order_id, t.asset_id, t.side, t.price, t.size)
+            : undefined,
+        (mo) => {
+          const mine =
+            placed.has(mo.order_id) ||
+            mo.owner === key ||
+            (mo.maker_address !== undefined &&
+              funder !== undefined &&
+              mo.maker_address.toLowerCase() === funder.toLowerCase())
+          if (!mine) return undefined
+          // a maker on the taker's token took the other side; on the other token, the same side (a mint or merge)
+          const side = mo.asset_id === t.asset_id ? (t.side === "BUY" ? "SELL" : "BUY") : t.side
+          return own(mo.order_id, mo.asset_id, side, mo.price, mo.matched_amount)
+        }
+      )
     }
 
     const fillsSince = (since: number): Effect.Effect<ReadonlyArray<VenueFill>, VenueError> =>
@@ -755,18 +751,7 @@ export const makePolymarketTrading = ({ rest, config, account, catalog, channels
           const ts = timestampOf(exchange, shape, o.id, around - 15_000, around + 15_000)
           if (ts !== undefined) {
             const target = F.parse(o.original_size) ?? F.ZERO
-            const p: Placed = {
-              clientOrderId: r.clientOrderId,
-              nativeId: m.nativeId,
-              side: r.side,
-              price: r.price,
-              amount: F.roundTo(r.amount, SIZE_STEP, "down"),
-              target,
-              onNoToken: leg.onNoToken,
-              tokenId: leg.tokenId,
-              venueSide: leg.venueSide,
-              expiresAt: r.timeInForce === "gtd" ? r.expiresAt : null
-            }
+            const p = placedFor(r, m, leg, target, r.timeInForce === "gtd" ? r.expiresAt : null)
             placed.set(o.id, p)
             signedFor.set(r.clientOrderId, o.id)
             return fromOpenOrder(o, p, yield* Clock.currentTimeMillis)
