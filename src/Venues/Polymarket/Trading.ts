@@ -37,8 +37,9 @@ export interface TradingDeps {
 }
 
 /** Builds the trading side of one account; its user channel opens on the first placement and lasts as the scope. */
-export const makePolymarketTrading = ({ rest, config, account, catalog, channels, resting }: TradingDeps) =>
+export const makePolymarketTrading = (deps: TradingDeps) =>
   Effect.gen(function* () {
+    const { rest, config, account, catalog, channels, resting } = deps
     const { funder } = account
     const { market, requireMarket } = catalog
     const session = makeSession({ rest, config, account })
@@ -47,16 +48,7 @@ export const makePolymarketTrading = ({ rest, config, account, catalog, channels
     const { signedFor, placedOf, fromOpenOrder, toFill, pages, orderRow, ownTrades, legsOf } = orders
     const userChannel = yield* makeUserChannel({ config, catalog, channels, orders, resting })
     const startUserChannel = userChannel.start
-    const { placeOrder, findSigned } = makePlacement({
-      rest,
-      config,
-      account,
-      catalog,
-      session,
-      orders,
-      startUserChannel,
-      resting
-    })
+    const { placeOrder, findSigned } = makePlacement({ ...deps, session, orders, startUserChannel })
 
     /**
      * The account's resting orders on the venue, each remembered so that its fills and a cancel find it again: a

@@ -118,13 +118,18 @@ export const exchangeLayer = (fake: FakeKalshi | ReadonlyArray<FakeMarketSpec>) 
     )
   )
 
-/** The settings `serve` reads to trade on the fake with the account's key. */
-export const tradingEnv = (x: FakeKalshi, timeoutMs: number): Record<string, string> => ({
+/** The settings `serve` reads to take public data from the fake, without a key. */
+export const publicEnv = (x: FakeKalshi, timeoutMs: number): Record<string, string> => ({
   KALSHI_API_URL: x.apiUrl,
   KALSHI_WS_URL: x.wsUrl,
-  KALSHI_API_KEY_ID: "key-1",
-  KALSHI_PRIVATE_KEY: PEM,
   KALSHI_TIMEOUT_MS: String(timeoutMs)
+})
+
+/** The settings `serve` reads to trade on the fake with the account's key. */
+export const tradingEnv = (x: FakeKalshi, timeoutMs: number): Record<string, string> => ({
+  ...publicEnv(x, timeoutMs),
+  KALSHI_API_KEY_ID: "key-1",
+  KALSHI_PRIVATE_KEY: PEM
 })
 
 /** The server's layers from the venue list `sim,kalshi`, Kalshi's settings read from the fake (by `env`). */
