@@ -356,3 +356,11 @@ const safeJson = (text: string): unknown => {
 /** The REST client of one account. */
 export type KalshiRest = Effect.Effect.Success<ReturnType<typeof makeRest>>
 export type RestRequirements = HttpClient.HttpClient | Scope.Scope
+
+/** A failure of the venue's, as the seam states it. */
+export const venueError = (kind: VenueError["kind"], reason: string, sent?: boolean) =>
+  new VenueError({ venue: W.VENUE, kind, reason, ...(sent === undefined ? {} : { sent }) })
+
+/** An answer the venue sent that could not be read: unavailable, naming what it was. */
+export const unreadable = (what: string) => (reason: string) =>
+  venueError("unavailable", `unreadable ${what}: ${reason}`)

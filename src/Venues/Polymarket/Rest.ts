@@ -226,3 +226,7 @@ export const makeRest = (
 
     return { hosts: options.hosts, json, raw }
   })
+
+/** Fails with a VenueError of this venue. */
+export const fail = (kind: VenueError["kind"], reason: string) =>
+  Effect.fail(new VenueError({ venue: VENUE, kind, reason }))

@@ -259,6 +259,7 @@ export const MakerOrder = Schema.Struct({
   owner: Schema.optional(Schema.String),
   fee_rate_bps: Schema.optional(Schema.Union(Schema.String, Schema.Number))
 })
+export type MakerOrder = typeof MakerOrder.Type
 
 /** A trade touching an own order: `MATCHED`, then `MINED`/`CONFIRMED`, or `RETRYING`/`FAILED`. */
 export const UserTradeMessage = Schema.Struct({
@@ -452,6 +453,60 @@ const bps = (x: string | number | undefined): number => {
   return Number.isFinite(n) && n > 0 ? n : 0
 }
 
+/** A trade's time in ms, whether the venue gave it in seconds or in ms. */
+export const tradeMs = (x: string | number): number => {
+  const raw = venueMs(x)
+  return raw < 1e12 ? raw * 1000 : raw
+}
+
+/** A trade as the venue reports it (user channel or `GET /data/trades`): what its own legs are read from. */
+export interface TradeLegs<M extends MakerOrder> {
+  readonly id: string
+  readonly taker_order_id: string
+  readonly price: number
+  readonly size: number
+  readonly fee_rate_bps?: string | number | undefined
+  readonly maker_orders: ReadonlyArray<M>
+}
+
+/**
+ * The own legs of one trade as fills on our YES leg: the taker's when `taker` gives its order, then each maker's that
+ * `maker` gives. A leg on the NO token is priced at 1 − its token price.
+ */
+export const ownLegs = <M extends MakerOrder>(
+  t: TradeLegs<M>,
+  ts: number,
+  taker: () => OwnOrder | undefined,
+  maker: (m: M) => OwnOrder | undefined
+): Array<OwnFill> => {
+  const leg = (
+    orderId: string,
+    own: OwnOrder,
+    price: number,
+    size: number,
+    liquidity: "maker" | "taker",
+    rate: string | number | undefined
+  ): OwnFill => ({
+    tradeId: `${t.id}:${orderId}`,
+    venueOrderId: orderId,
+    own,
+    price: (own.onNoToken ? F.ONE - price : price) as F.Fixed,
+    amount: size as F.Fixed,
+    liquidity,
+    ts,
+    tokenPrice: price as F.Fixed,
+    feeRateBps: bps(rate)
+  })
+  const takerOrder = taker()
+  const legs: Array<OwnFill> =
+    takerOrder === undefined ? [] : [leg(t.taker_order_id, takerOrder, t.price, t.size, "taker", t.fee_rate_bps)]
+  for (const m of t.maker_orders) {
+    const o = maker(m)
+    if (o !== undefined) legs.push(leg(m.order_id, o, m.price, m.matched_amount, "maker", m.fee_rate_bps))
+  }
+  return legs
+}
+
 /** What a trade update means for the ledger: a new fill, or the reversal of one counted before. */
 export type FillChange =
   { readonly _tag: "Fill"; readonly fill: OwnFill } | { readonly _tag: "Reversed"; readonly fill: OwnFill }
@@ -469,39 +524,12 @@ export class OwnFills {
 
   apply(t: UserTradeMessage): Array<FillChange> {
     // `matchtime` is in seconds, `timestamp` in ms
-    const raw = venueMs(t.matchtime ?? t.timestamp ?? 0)
-    const ts = raw < 1e12 ? raw * 1000 : raw
-    const legs: Array<OwnFill> = []
-    const yesPrice = (o: OwnOrder, price: number) => (o.onNoToken ? F.ONE - price : price) as F.Fixed
-    const taker = this.own(t.taker_order_id)
-    if (taker !== undefined) {
-      legs.push({
-        tradeId: `${t.id}:${t.taker_order_id}`,
-        venueOrderId: t.taker_order_id,
-        own: taker,
-        price: yesPrice(taker, t.price),
-        amount: t.size as F.Fixed,
-        liquidity: "taker",
-        ts,
-        tokenPrice: t.price as F.Fixed,
-        feeRateBps: bps(t.fee_rate_bps)
-      })
-    }
-    for (const m of t.maker_orders) {
-      const o = this.own(m.order_id)
-      if (o === undefined) continue
-      legs.push({
-        tradeId: `${t.id}:${m.order_id}`,
-        venueOrderId: m.order_id,
-        own: o,
-        price: yesPrice(o, m.price),
-        amount: m.matched_amount as F.Fixed,
-        liquidity: "maker",
-        ts,
-        tokenPrice: m.price as F.Fixed,
-        feeRateBps: bps(m.fee_rate_bps)
-      })
-    }
+    const legs = ownLegs(
+      t,
+      tradeMs(t.matchtime ?? t.timestamp ?? 0),
+      () => this.own(t.taker_order_id),
+      (m) => this.own(m.order_id)
+    )
     const failed = t.status.toUpperCase() === "FAILED"
     const out: Array<FillChange> = []
     for (const leg of legs) {

@@ -1,26 +1,21 @@
 /** The account as Kalshi states it, read through the venue against the fake exchange: balance, positions, open orders, decrease. */
-import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { generateKeyPairSync } from "node:crypto"
 import * as F from "../../../src/Domain/Fixed.ts"
 import { configFromEnv, makeKalshiVenue } from "../../../src/Venues/Kalshi/Venue.ts"
-import { fakeKalshi, orderOn, tradingConfig } from "./Fake.ts"
+import { orderOn } from "./Fake.ts"
+import { exchange, live, venueOn } from "./Helpers.ts"
 import { requestErrors } from "./Spec.ts"
-
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
-const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
 
 const order = orderOn
 
 describe("the Kalshi account", () => {
   it.live("balance, positions and open orders are read back; decrease keeps the order's place", () =>
     Effect.gen(function* () {
-      const x = yield* fakeKalshi(publicKey, [
+      const x = yield* exchange([
         { ticker: "KXA-1", event: "KXA", title: "A", yes: [["0.20", "10"]], no: [["0.60", "10"]] }
       ])
-      const config = tradingConfig(x, PEM)
-      const venue = yield* makeKalshiVenue(config)
+      const venue = yield* venueOn(x)
       assert.deepStrictEqual(yield* venue.balance!, { cash: F.of("1000"), portfolioValue: null })
 
       // takes 2 at YES 0.40 (the NO bid at 0.60): cash pays 0.80 and the taker fee 0.07 × 2 × 0.4 × 0.6 = 0.0336
@@ -50,18 +45,17 @@ describe("the Kalshi account", () => {
         x.requests.flatMap((r) => requestErrors(r) ?? []),
         []
       )
-    }).pipe(Effect.provide(NodeHttpClient.layer), Effect.scoped)
+    }).pipe(live)
   )
 
   it.live(
     "a lifecycle message makes the venue read the market again: a paused market is refused before it is sent",
     () =>
       Effect.gen(function* () {
-        const x = yield* fakeKalshi(publicKey, [
+        const x = yield* exchange([
           { ticker: "KXA-1", event: "KXA", title: "A", yes: [["0.20", "10"]], no: [["0.60", "10"]] }
         ])
-        const config = tradingConfig(x, PEM)
-        const venue = yield* makeKalshiVenue(config)
+        const venue = yield* venueOn(x)
         assert.strictEqual((yield* venue.market("KXA-1"))?.status, "open")
         yield* venue.book("KXA-1") // watched: the market channels are subscribed for it
         for (let i = 0; i < 200; i++) {
@@ -80,18 +74,18 @@ describe("the Kalshi account", () => {
         const refused = yield* Effect.flip(venue.placeOrder(order({ clientOrderId: "p" })))
         assert.strictEqual(refused.kind, "market_closed")
         assert.strictEqual(x.requests.filter((r) => r.method === "POST").length, posted)
-      }).pipe(Effect.provide(NodeHttpClient.layer), Effect.scoped)
+      }).pipe(live)
   )
 
   it.live("without credentials the account members answer not_supported and send nothing", () =>
     Effect.gen(function* () {
-      const x = yield* fakeKalshi(publicKey, [])
+      const x = yield* exchange([])
       const venue = yield* makeKalshiVenue(Either.getOrThrow(configFromEnv({ KALSHI_API_URL: x.apiUrl })))
       const e = yield* Effect.flip(venue.balance!)
       assert.strictEqual(e.kind, "not_supported")
       assert.strictEqual((yield* Effect.flip(venue.placeOrder(order({})))).kind, "not_supported")
       assert.deepStrictEqual(venue.accounts, [])
       assert.strictEqual(x.requests.length, 0)
-    }).pipe(Effect.provide(NodeHttpClient.layer), Effect.scoped)
+    }).pipe(live)
   )
 })

@@ -1,16 +1,12 @@
 /** Kalshi when answers are lost or late, sockets stall, and the venue acts on its own: what the adapter tells the desk. */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { generateKeyPairSync } from "node:crypto"
 import { createServer } from "node:net"
 import * as F from "../../../src/Domain/Fixed.ts"
-import { makeKalshiVenue } from "../../../src/Venues/Kalshi/Venue.ts"
-import { orderOn, tradingConfig } from "./Fake.ts"
-import { drain, live, next, setup, until } from "./Helpers.ts"
+import { orderOn } from "./Fake.ts"
+import { drain, live, next, setup, until, venueOn } from "./Helpers.ts"
 import { commandErrors, requestErrors } from "./Spec.ts"
 
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
-const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
 const CREATE = /^\/portfolio\/events\/orders$/
 const SERVER_ERROR = { error: { code: "internal_server_error", message: "internal error" } }
 
@@ -18,7 +14,7 @@ describe("Kalshi placements whose answer is lost", () => {
   it.live("a 5xx after the order was placed: unknown outcome; the look-up by client id finds it with its fills", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue } = yield* setup(publicKey, PEM)
+        const { x, venue } = yield* setup()
         x.trick("POST", CREATE, { kind: "failAfter", status: 500, body: SERVER_ERROR })
         const request = orderOn({ clientOrderId: "home1-o_1", price: F.of("0.4"), amount: F.of("3") })
         const e = yield* Effect.flip(venue.placeOrder(request))
@@ -26,7 +22,7 @@ describe("Kalshi placements whose answer is lost", () => {
         assert.notStrictEqual(e.sent, false)
         assert.strictEqual(x.orders.length, 1)
         // the adapter heard of it on its socket; a fresh one (a restart) asks the venue
-        const restarted = yield* makeKalshiVenue(tradingConfig(x, PEM))
+        const restarted = yield* venueOn(x)
         const found = yield* restarted.orderByClientId("home1-o_1", request)
         assert.strictEqual(found?.venueOrderId, x.orders[0]!.order_id)
         assert.strictEqual(found?.filled, F.of("3"))
@@ -48,7 +44,7 @@ describe("Kalshi placements whose answer is lost", () => {
   it.live("a 5xx without placing: unknown at first, then certainly absent once every page was read", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue } = yield* setup(publicKey, PEM, {}, (f) => {
+        const { x, venue } = yield* setup({}, (f) => {
           f.pageCap = 2
         })
         for (const id of ["p1", "p2", "p3", "p4", "p5"]) yield* venue.placeOrder(orderOn({ clientOrderId: id }))
@@ -74,7 +70,7 @@ describe("Kalshi placements whose answer is lost", () => {
   it.live("a hung placement times out as `timeout`; a reset connection or an unreadable answer is `unavailable`", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue } = yield* setup(publicKey, PEM, { timeoutMs: 400 })
+        const { x, venue } = yield* setup({ timeoutMs: 400 })
         x.trick("POST", CREATE, { kind: "swallow" })
         const hung = yield* Effect.flip(venue.placeOrder(orderOn({ clientOrderId: "h" })))
         assert.strictEqual(hung.kind, "timeout")
@@ -103,7 +99,7 @@ describe("Kalshi placements whose answer is lost", () => {
   it.live("certainly not sent: a refused connection, a refused signature; clear refusals are refusals", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue } = yield* setup(publicKey, PEM)
+        const { x, venue } = yield* setup()
         // a port nobody listens on
         const port = yield* Effect.async<number>((resume) => {
           const server = createServer()
@@ -112,10 +108,7 @@ describe("Kalshi placements whose answer is lost", () => {
             server.close(() => resume(Effect.succeed(p)))
           })
         })
-        const closed = yield* makeKalshiVenue({
-          ...tradingConfig(x, PEM),
-          apiUrl: `http://127.0.0.1:${port}/trade-api/v2`
-        })
+        const closed = yield* venueOn(x, { apiUrl: `http://127.0.0.1:${port}/trade-api/v2` })
         const refused = yield* Effect.flip(closed.orderById!("ord-1"))
         assert.strictEqual(refused.kind, "unavailable")
         assert.strictEqual(refused.sent, false)
@@ -137,7 +130,7 @@ describe("Kalshi reads the account back", () => {
   it.live("orderById whatever the state; fillsSince reads every page, oldest first", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue } = yield* setup(publicKey, PEM, {}, (f) => {
+        const { x, venue } = yield* setup({}, (f) => {
           f.pageCap = 2
         })
         const resting = yield* venue.placeOrder(orderOn({ clientOrderId: "o1" }))
@@ -166,7 +159,7 @@ describe("Kalshi's socket", () => {
     () =>
       live(
         Effect.gen(function* () {
-          const { x, venue, events } = yield* setup(publicKey, PEM, { streamIdleMs: 400 }, (f) => {
+          const { x, venue, events } = yield* setup({ streamIdleMs: 400 }, (f) => {
             f.pingMs = 100
           })
           yield* venue.book("KXA-1")
@@ -206,7 +199,7 @@ describe("Kalshi's socket", () => {
   it.live("fills made while the socket was down are read back, every page, after it reopens", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue, events } = yield* setup(publicKey, PEM, {}, (f) => {
+        const { x, venue, events } = yield* setup({}, (f) => {
           f.pageCap = 2
         })
         const resting = yield* venue.placeOrder(orderOn({ clientOrderId: "m", amount: F.of("5") }))
@@ -227,7 +220,7 @@ describe("Kalshi's socket", () => {
   it.live("the venue cancels an order on its own: an Order event, canceled", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue, events } = yield* setup(publicKey, PEM)
+        const { x, venue, events } = yield* setup()
         const resting = yield* venue.placeOrder(orderOn({ clientOrderId: "v" }))
         yield* drain(events)
         x.cancelOutside(resting.venueOrderId, "HaltCancel")
@@ -248,7 +241,7 @@ describe("Kalshi settles", () => {
     () =>
       live(
         Effect.gen(function* () {
-          const { x, venue, events } = yield* setup(publicKey, PEM)
+          const { x, venue, events } = yield* setup()
           yield* venue.placeOrder(
             orderOn({ clientOrderId: "y", price: F.of("0.4"), amount: F.of("2"), timeInForce: "ioc" })
           )
@@ -300,7 +293,7 @@ describe("Kalshi settles", () => {
   it.live("a market resolved NO pays 0 per YES contract", () =>
     live(
       Effect.gen(function* () {
-        const { x, events } = yield* setup(publicKey, PEM)
+        const { x, events } = yield* setup()
         x.settle("KXB-1", "no")
         const b = yield* next(events, (e) => (e._tag === "Settled" ? e : undefined), "B settled")
         assert.deepStrictEqual([b.nativeId, b.payout], ["KXB-1", F.ZERO])

@@ -1,17 +1,13 @@
 /** Kalshi as its own documents describe it, against a fake exchange that behaves the same: fill actions, order flags, gaps, pricing, lifecycle, budgets, fees, statuses, amends. */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { generateKeyPairSync } from "node:crypto"
 import * as F from "../../../src/Domain/Fixed.ts"
 import type { VenueFill } from "../../../src/Services/VenueGateway.ts"
 import { makeRest } from "../../../src/Venues/Kalshi/Rest.ts"
 import { createOrderBody } from "../../../src/Venues/Kalshi/Venue.ts"
 import { orderOn } from "./Fake.ts"
-import { drain, live, next, setup, until } from "./Helpers.ts"
+import { drain, live, next, privateKey, setup, until } from "./Helpers.ts"
 import { commandErrors, requestErrors } from "./Spec.ts"
-
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
-const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
 
 const fillOf = (e: { _tag: string; fill?: VenueFill }) => (e._tag === "Fill" ? e.fill : undefined)
 const commandsOf = (commands: ReadonlyArray<unknown>, cmd: string) =>
@@ -23,7 +19,7 @@ describe("Kalshi as documented", () => {
     () =>
       live(
         Effect.gen(function* () {
-          const { x, venue, events } = yield* setup(publicKey, PEM)
+          const { x, venue, events } = yield* setup()
           x.fillAction = "sell_to_close"
           yield* venue.placeOrder(
             orderOn({ clientOrderId: "b1", price: F.of("0.4"), amount: F.of("1"), timeInForce: "ioc" })
@@ -67,7 +63,7 @@ describe("Kalshi as documented", () => {
   it.live("2. reduce_only rests nowhere on Kalshi: refused before sending unless IOC; the fake refuses it too", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue } = yield* setup(publicKey, PEM)
+        const { x, venue } = yield* setup()
         assert.strictEqual(venue.info.has.reduce_only, "partial")
         const posts = () => x.requests.filter((r) => r.method === "POST").length
         for (const timeInForce of ["gtc", "gtd", "fok"] as const) {
@@ -107,7 +103,7 @@ describe("Kalshi as documented", () => {
     () =>
       live(
         Effect.gen(function* () {
-          const { x, venue, events } = yield* setup(publicKey, PEM)
+          const { x, venue, events } = yield* setup()
           yield* venue.book("KXA-1")
           yield* venue.book("KXB-1")
           const booksSub = () => x.connections[0]?.subs.find((s) => s.channel === "orderbook_delta")
@@ -175,7 +171,7 @@ describe("Kalshi as documented", () => {
       ] as const) {
         yield* live(
           Effect.gen(function* () {
-            const { x, venue } = yield* setup(publicKey, PEM, { yesPrice }, (f) => {
+            const { x, venue } = yield* setup({ yesPrice }, (f) => {
               f.defaultYesPrice = venueDefault
             })
             const restReads = () => x.requests.filter((r) => r.path.endsWith("/orderbook")).length
@@ -210,7 +206,7 @@ describe("Kalshi as documented", () => {
   it.live("5. market_lifecycle_v2 is subscribed without a filter; a message refreshes only the market it names", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue } = yield* setup(publicKey, PEM)
+        const { x, venue } = yield* setup()
         const lifecycle = commandsOf(x.commands, "subscribe").find(
           (c) => c.params["channels"][0] === "market_lifecycle_v2"
         )!
@@ -244,7 +240,7 @@ describe("Kalshi as documented", () => {
   it.live("6. a market added before the venue acknowledges the subscription is added once it does, and streams", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue, events } = yield* setup(publicKey, PEM, {}, (f) => {
+        const { x, venue, events } = yield* setup({}, (f) => {
           f.ackDelayMs = 200
         })
         yield* venue.book("KXA-1") // subscribes the market channels: the venue takes 200 ms to acknowledge
@@ -268,7 +264,7 @@ describe("Kalshi as documented", () => {
     () =>
       live(
         Effect.gen(function* () {
-          const { x, venue } = yield* setup(publicKey, PEM)
+          const { x, venue } = yield* setup()
           x.trick("GET", /^\/portfolio\/balance$/, {
             kind: "fail",
             status: 429,
@@ -286,7 +282,7 @@ describe("Kalshi as documented", () => {
     () =>
       live(
         Effect.gen(function* () {
-          const { x, venue } = yield* setup(publicKey, PEM, { feeTtlMs: 300 })
+          const { x, venue } = yield* setup({ feeTtlMs: 300 })
           assert.strictEqual((yield* venue.fees!("KXA-1"))?.taker, F.of("0.07"))
           x.seriesFees.set("KXA", { fee_type: "quadratic", fee_multiplier: 0.5 })
           assert.strictEqual((yield* venue.fees!("KXA-1"))?.taker, F.of("0.07")) // kept
@@ -331,7 +327,7 @@ describe("Kalshi as documented", () => {
   it.live("9. an order in status unknown is read again, not rejected; an amend sends a new client id", () =>
     live(
       Effect.gen(function* () {
-        const { x, venue, events } = yield* setup(publicKey, PEM)
+        const { x, venue, events } = yield* setup()
         const resting = yield* venue.placeOrder(orderOn({ clientOrderId: "u1" }))
         yield* drain(events)
         const reads = () =>

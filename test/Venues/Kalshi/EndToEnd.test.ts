@@ -1,33 +1,18 @@
 /** The trading server's layers with the Kalshi venue pointed at the fake exchange: market data, orders, streams, failures. */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
-import { generateKeyPairSync } from "node:crypto"
+import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as F from "../../../src/Domain/Fixed.ts"
 import { request } from "../../Http/TestServer.ts"
-import { Owner, serveVenues } from "../ServeVenues.ts"
+import { eventually, Owner } from "../ServeVenues.ts"
 import { FakeKalshi, type FakeMarketSpec } from "./Fake.ts"
+import { Exchange, placeOn, publicKey, serverOn, TWO_LEVELS, tradingEnv } from "./Helpers.ts"
 import { commandErrors, requestErrors } from "./Spec.ts"
 
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
-const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
-
 const MARKETS: ReadonlyArray<FakeMarketSpec> = [
-  {
-    ticker: "KXTEST-26-A",
-    event: "KXTEST-26",
-    title: "Will the test pass?",
-    yes: [
-      ["0.40", "10"],
-      ["0.38", "20"]
-    ],
-    no: [
-      ["0.55", "5"],
-      ["0.50", "30"]
-    ]
-  },
+  TWO_LEVELS,
   {
     ticker: "KXTEST-26-B",
     event: "KXTEST-26",
@@ -39,55 +24,18 @@ const MARKETS: ReadonlyArray<FakeMarketSpec> = [
 ]
 const A = "kalshi:KXTEST-26-A"
 
-class Exchange extends Context.Tag("test/FakeKalshi")<Exchange, FakeKalshi>() {}
-
-const exchangeLayer = (fake: FakeKalshi) =>
-  Layer.scoped(
-    Exchange,
-    Effect.acquireRelease(
-      Effect.promise(() => fake.start().then(() => fake)),
-      (x) => Effect.promise(() => x.stop())
-    )
-  )
-
 /** The server as `serve` builds it, its venues from the list `sim,kalshi` with the fake behind Kalshi's settings. */
 const server = (
   env: (fake: FakeKalshi) => Record<string, string>,
-  fake = new FakeKalshi(publicKey, MARKETS),
+  fake: FakeKalshi | ReadonlyArray<FakeMarketSpec> = MARKETS,
   engineFile?: string
-) =>
-  serveVenues({
-    list: ["sim", "kalshi"],
-    env: Effect.map(Exchange, env),
-    sim: { seed: 7, markets: 4 },
-    engineFile
-  }).pipe(Layer.provideMerge(exchangeLayer(fake))) as Layer.Layer<Owner | Exchange | any>
+) => serverOn(fake, { env, sim: { seed: 7, markets: 4 }, engineFile })
 
-const trading = (x: FakeKalshi) => ({
-  KALSHI_API_URL: x.apiUrl,
-  KALSHI_WS_URL: x.wsUrl,
-  KALSHI_API_KEY_ID: "key-1",
-  KALSHI_PRIVATE_KEY: PEM,
-  KALSHI_TIMEOUT_MS: "1500"
-})
+const trading = (x: FakeKalshi) => tradingEnv(x, 1500)
 
-const place = (json: Record<string, unknown>) =>
-  Effect.flatMap(Owner, (token) =>
-    request("POST", "/trading/orders", { token, json: { account: "kalshi:default", market_id: A, ...json } })
-  )
+const place = placeOn(A)
 const authed = (method: "GET" | "DELETE" | "PATCH", path: string, json?: unknown) =>
   Effect.flatMap(Owner, (token) => request(method, path, { token, ...(json === undefined ? {} : { json }) }))
-
-/** Polls until `check` holds (the stream is asynchronous); fails the test after ~5 s. */
-const eventually = <A>(read: Effect.Effect<A, any, any>, check: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 250; i++) {
-      const a = yield* read
-      if (check(a)) return a
-      yield* Effect.sleep("20 millis")
-    }
-    return yield* Effect.dieMessage("condition not reached in time")
-  })
 
 /** Every request and command the adapter sent is valid against the venue's documents, and every one was signed. */
 const checkedAgainstSpecs = Effect.gen(function* () {

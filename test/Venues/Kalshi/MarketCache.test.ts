@@ -1,24 +1,19 @@
 /** What the Kalshi venue remembers of a market, and for how long: a market that closes without a word on the socket. */
-import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { generateKeyPairSync } from "node:crypto"
 import * as F from "../../../src/Domain/Fixed.ts"
-import { makeKalshiVenue } from "../../../src/Venues/Kalshi/Venue.ts"
-import { fakeKalshi, orderOn, tradingConfig } from "./Fake.ts"
-
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
-const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
+import { orderOn } from "./Fake.ts"
+import { exchange, live, venueOn } from "./Helpers.ts"
 
 const TTL_MS = 1_500
 
 describe("the Kalshi market cache", () => {
   it.live("a market read is kept for the catalog's time to live, then read again; a failed read keeps the last", () =>
     Effect.gen(function* () {
-      const x = yield* fakeKalshi(publicKey, [
+      const x = yield* exchange([
         { ticker: "KXA-1", event: "KXA", title: "A", yes: [["0.20", "10"]], no: [["0.60", "10"]] }
       ])
-      const venue = yield* makeKalshiVenue({ ...tradingConfig(x, PEM), catalogTtlMs: TTL_MS })
+      const venue = yield* venueOn(x, { catalogTtlMs: TTL_MS })
       const reads = () => x.requests.filter((r) => r.method === "GET" && /\/markets\/KXA-1$/.test(r.path)).length
       const listed = yield* venue.markets
       assert.deepStrictEqual(
@@ -47,6 +42,6 @@ describe("the Kalshi market cache", () => {
       x.trick("GET", /^\/markets\/KXA-1$/, { kind: "fail", status: 500, body: { error: { code: "internal" } } })
       assert.strictEqual((yield* venue.market("KXA-1"))?.status, "closed")
       assert.strictEqual((yield* venue.market("KXA-1"))?.status, "open")
-    }).pipe(Effect.provide(NodeHttpClient.layer), Effect.scoped)
+    }).pipe(live)
   )
 })

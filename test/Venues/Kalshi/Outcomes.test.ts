@@ -1,15 +1,13 @@
 /** Through `serve` with Kalshi on the fake exchange: placements whose answer is lost or late, and venue-side cancels. */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
-import { generateKeyPairSync } from "node:crypto"
+import { Effect } from "effect"
 import WebSocket from "ws"
 import { HttpServer } from "@effect/platform"
 import { request } from "../../Http/TestServer.ts"
-import { eventually, Owner, serveVenues } from "../ServeVenues.ts"
-import { FakeKalshi, type FakeMarketSpec } from "./Fake.ts"
+import { eventually, Owner } from "../ServeVenues.ts"
+import type { FakeMarketSpec } from "./Fake.ts"
+import { Exchange, placeOn, serverOn, tradingEnv } from "./Helpers.ts"
 
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
-const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
 const CREATE = /^\/portfolio\/events\/orders$/
 const SERVER_ERROR = { error: { code: "internal_server_error", message: "internal error" } }
 
@@ -18,39 +16,10 @@ const MARKETS: ReadonlyArray<FakeMarketSpec> = [
 ]
 const A = "kalshi:KXOUT-26-A"
 
-class Exchange extends Context.Tag("test/FakeKalshiOutcomes")<Exchange, FakeKalshi>() {}
-
 /** The server as `serve` builds it, `sim,kalshi`, Kalshi's settings pointed at a fresh fake exchange. */
-const server = () =>
-  serveVenues({
-    list: ["sim", "kalshi"],
-    env: Effect.map(Exchange, (x) => ({
-      KALSHI_API_URL: x.apiUrl,
-      KALSHI_WS_URL: x.wsUrl,
-      KALSHI_API_KEY_ID: "key-1",
-      KALSHI_PRIVATE_KEY: PEM,
-      KALSHI_TIMEOUT_MS: "800"
-    })),
-    sim: { seed: 7, markets: 4 }
-  }).pipe(
-    Layer.provideMerge(
-      Layer.scoped(
-        Exchange,
-        Effect.acquireRelease(
-          Effect.promise(() => {
-            const fake = new FakeKalshi(publicKey, MARKETS)
-            return fake.start().then(() => fake)
-          }),
-          (x) => Effect.promise(() => x.stop())
-        )
-      )
-    )
-  ) as Layer.Layer<Owner | Exchange | any>
+const server = () => serverOn(MARKETS, { env: (x) => tradingEnv(x, 800), sim: { seed: 7, markets: 4 } })
 
-const place = (json: Record<string, unknown>) =>
-  Effect.flatMap(Owner, (token) =>
-    request("POST", "/trading/orders", { token, json: { account: "kalshi:default", market_id: A, ...json } })
-  )
+const place = placeOn(A)
 const authed = (path: string) => Effect.flatMap(Owner, (token) => request("GET", path, { token }))
 const order = (id: string) => authed(`/trading/orders/${id}`)
 

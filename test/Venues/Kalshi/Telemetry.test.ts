@@ -1,33 +1,16 @@
 /** Traces and metrics of a server on the fake Kalshi: one order is one trace, and /metrics counts what happened. */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { generateKeyPairSync } from "node:crypto"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tracingLayer } from "../../../src/Telemetry/Tracing.ts"
 import { request } from "../../Http/TestServer.ts"
 import { parsePrometheus, sampleValue } from "../../Telemetry/Prometheus.ts"
-import { Owner, serveVenues } from "../ServeVenues.ts"
-import { FakeKalshi, type FakeMarketSpec } from "./Fake.ts"
+import { eventually, Owner } from "../ServeVenues.ts"
+import type { FakeMarketSpec } from "./Fake.ts"
+import { Exchange, exchangeLayer, PEM, placeOn, servedKalshi, tradingEnv, TWO_LEVELS } from "./Helpers.ts"
 
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
-const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
-
-const MARKETS: ReadonlyArray<FakeMarketSpec> = [
-  {
-    ticker: "KXTEST-26-A",
-    event: "KXTEST-26",
-    title: "Will the test pass?",
-    yes: [
-      ["0.40", "10"],
-      ["0.38", "20"]
-    ],
-    no: [
-      ["0.55", "5"],
-      ["0.50", "30"]
-    ]
-  }
-]
+const MARKETS: ReadonlyArray<FakeMarketSpec> = [TWO_LEVELS]
 const A = "kalshi:KXTEST-26-A"
 const CREATE = "POST /portfolio/events/orders"
 
@@ -82,30 +65,8 @@ const collectorLayer = Layer.scoped(
   )
 )
 
-const exchangeLayer = Layer.scoped(
-  Context.GenericTag<FakeKalshi>("test/TelemetryKalshi"),
-  Effect.acquireRelease(
-    Effect.promise(() => {
-      const fake = new FakeKalshi(publicKey, MARKETS)
-      return fake.start().then(() => fake)
-    }),
-    (x) => Effect.promise(() => x.stop())
-  )
-)
-const Exchange = Context.GenericTag<FakeKalshi>("test/TelemetryKalshi")
-
 /** The server as `serve` builds it on the fake, traced to the collector (OTLP/JSON, exported every 100 ms). */
-const tracedServer = serveVenues({
-  list: ["sim", "kalshi"],
-  env: Effect.map(Exchange, (x) => ({
-    KALSHI_API_URL: x.apiUrl,
-    KALSHI_WS_URL: x.wsUrl,
-    KALSHI_API_KEY_ID: "key-1",
-    KALSHI_PRIVATE_KEY: PEM,
-    KALSHI_TIMEOUT_MS: "1500"
-  })),
-  sim: { seed: 7, markets: 2 }
-}).pipe(
+const tracedServer = servedKalshi({ env: (x) => tradingEnv(x, 1500), sim: { seed: 7, markets: 2 } }).pipe(
   Layer.provide(
     Layer.unwrapEffect(
       Effect.map(Collector, (c) =>
@@ -118,14 +79,11 @@ const tracedServer = serveVenues({
       )
     )
   ),
-  Layer.provideMerge(exchangeLayer),
+  Layer.provideMerge(exchangeLayer(MARKETS)),
   Layer.provideMerge(collectorLayer)
-) as Layer.Layer<Owner | Collector | FakeKalshi | any>
+) as Layer.Layer<Owner | Collector | Exchange | any>
 
-const place = (json: Record<string, unknown>) =>
-  Effect.flatMap(Owner, (token) =>
-    request("POST", "/trading/orders", { token, json: { account: "kalshi:default", market_id: A, ...json } })
-  )
+const place = placeOn(A)
 
 const scrape = Effect.gen(function* () {
   const r = yield* request("GET", "/metrics", { token: yield* Owner })
@@ -138,17 +96,6 @@ const attr = (span: OtlpSpan, key: string): unknown => {
   const v = span.attributes.find((a) => a.key === key)?.value
   return v === undefined ? undefined : (v["stringValue"] ?? v["intValue"] ?? v["boolValue"] ?? v["doubleValue"])
 }
-
-/** Polls until `check` holds; fails the test after ~6 s. */
-const eventually = <A>(read: Effect.Effect<A, any, any>, check: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 300; i++) {
-      const a = yield* read
-      if (check(a)) return a
-      yield* Effect.sleep("20 millis")
-    }
-    return yield* Effect.dieMessage("condition not reached in time")
-  })
 
 describe("traces and metrics on the fake Kalshi", () => {
   it.live(

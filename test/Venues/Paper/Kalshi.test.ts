@@ -1,55 +1,20 @@
 /** `kalshi:paper` on the fake Kalshi exchange: orders that never reach it, fills by queue position from its stream. */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
-import { generateKeyPairSync } from "node:crypto"
+import { Effect } from "effect"
 import * as F from "../../../src/Domain/Fixed.ts"
-import { FakeKalshi, type FakeMarketSpec } from "../Kalshi/Fake.ts"
-import { authed, eventually, Owner, serveVenues } from "../ServeVenues.ts"
-
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
-const PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
+import type { FakeKalshi, FakeMarketSpec } from "../Kalshi/Fake.ts"
+import { Exchange, publicEnv, serverOn, tradingEnv, TWO_LEVELS } from "../Kalshi/Helpers.ts"
+import { authed, eventually } from "../ServeVenues.ts"
 
 const MARKETS: ReadonlyArray<FakeMarketSpec> = [
-  {
-    ticker: "KXPAPER-26-A",
-    event: "KXPAPER-26",
-    title: "Will paper fill?",
-    yes: [
-      ["0.40", "10"],
-      ["0.38", "20"]
-    ],
-    no: [
-      ["0.55", "5"],
-      ["0.50", "30"]
-    ]
-  }
+  { ...TWO_LEVELS, ticker: "KXPAPER-26-A", event: "KXPAPER-26", title: "Will paper fill?" }
 ]
 const TICKER = "KXPAPER-26-A"
 const A = `kalshi:${TICKER}`
 
-class Exchange extends Context.Tag("test/PaperFakeKalshi")<Exchange, FakeKalshi>() {}
-
 /** The server over `sim,kalshi`, Kalshi pointed at the fake, with the account's key or with public data only. */
-const server = (withKey: boolean) => {
-  const fake = new FakeKalshi(publicKey, MARKETS)
-  const exchange = Layer.scoped(
-    Exchange,
-    Effect.acquireRelease(
-      Effect.promise(() => fake.start().then(() => fake)),
-      (x) => Effect.promise(() => x.stop())
-    )
-  )
-  return serveVenues({
-    list: ["sim", "kalshi"],
-    env: Effect.map(Exchange, (x) => ({
-      KALSHI_API_URL: x.apiUrl,
-      KALSHI_WS_URL: x.wsUrl,
-      KALSHI_TIMEOUT_MS: "1500",
-      ...(withKey ? { KALSHI_API_KEY_ID: "key-1", KALSHI_PRIVATE_KEY: PEM } : {})
-    })),
-    sim: { seed: 7, markets: 4 }
-  }).pipe(Layer.provideMerge(exchange)) as Layer.Layer<Owner | Exchange | any>
-}
+const server = (withKey: boolean) =>
+  serverOn(MARKETS, { env: (x) => (withKey ? tradingEnv : publicEnv)(x, 1500), sim: { seed: 7, markets: 4 } })
 
 /** A paper buy of 3 at 0.40, behind the 10 YES the fake shows there. */
 const placeBehind = authed("POST", "/trading/orders", {
