@@ -318,8 +318,7 @@ export const replay = (options: ReplayOptions) => {
           dirty = true
         }
         if (event.type === "snapshot" || event.type === "change" || event.type === "trade") {
-          const view = venue.view(event.market)
-          const work = view === undefined ? null : engine.marketView(event.market, view)
+          const work = engine.marketView(event.market, venue.view)
           if (work !== null) {
             if (timings !== undefined) {
               from = timings.now()
