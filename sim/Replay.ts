@@ -8,7 +8,7 @@ import { Engine as EngineTag, type Engine } from "../src/Engine/Engine.ts"
 import { Auth } from "../src/Services/Auth.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"
 import { OrderStore } from "../src/Services/OrderStore.ts"
-import { VenueGateway } from "../src/Services/VenueGateway.ts"
+import { type VenueEvent, VenueGateway } from "../src/Services/VenueGateway.ts"
 import type { Buckets } from "../src/Trading/Buckets.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import type { Journal } from "../src/Trading/Journal.ts"
@@ -160,10 +160,17 @@ export const replay = (options: ReplayOptions) => {
   const { header } = source
   const known = "progress" in source ? source.total : source.events.length
   const progress = "progress" in source ? source.progress : () => 1
-  const input = source.events[Symbol.iterator]()
-  /** The next event of the tape, read ahead by one. */
-  let ahead = input.next()
-  const t0 = ahead.done === true ? 0 : ahead.value.ts
+  const input = Array.isArray(source.events) ? undefined : source.events[Symbol.iterator]()
+  const list = input === undefined ? (source.events as ReadonlyArray<TapeEvent>) : undefined
+  let at = 0
+  /** The next event of the tape, read ahead by one (undefined at the end). */
+  const read = (): TapeEvent | undefined => {
+    if (list !== undefined) return list[at++]
+    const r = input!.next()
+    return r.done === true ? undefined : r.value
+  }
+  let ahead = read()
+  const t0 = ahead === undefined ? 0 : ahead.ts
   const clock = new DiscreteClock(t0)
   const scheduler = new DrainScheduler()
   /** Lets every fiber (venue fan-out, desk, engine) finish what the last input started before time moves on. */
@@ -295,8 +302,52 @@ export const replay = (options: ReplayOptions) => {
       }
     })
     let i = 0
-    while (ahead.done !== true) {
-      const t = ahead.value.ts
+    const onProgress = options.onProgress
+    /** Reports progress now and then, and moves on to the next event. */
+    const done = () => {
+      if (onProgress !== undefined && (i % step === 0 || i + 1 === known)) onProgress(i + 1, totalNow(i + 1))
+      i++
+      ahead = read()
+    }
+    const after = hooks.after
+    /** The event the plain loop stopped at, applied: what it reported, and its view's work when that was asked. */
+    let stopped: {
+      event: TapeEvent
+      venue: TapeVenue
+      reported: ReadonlyArray<VenueEvent>
+      work: Effect.Effect<void> | null | undefined
+    } = { event: undefined as unknown as TapeEvent, venue: venues[0]!, reported: [], work: undefined }
+    /**
+     * Plays the market data of the moment `t` in plain code for as long as it needs no fiber. Stops at an event that
+     * reported own-order events, whose view woke parents, or that a hook follows (the event is applied, and `stopped`
+     * says what it needs); answers false at the moment's end.
+     */
+    const playQuietly = (t: number): boolean => {
+      for (let event = ahead; event !== undefined && event.ts === t; event = ahead) {
+        const venue = venueOf.get(event.market) ?? venues[0]!
+        const reported = venue.applyNow(event)
+        // Child updates first (fills and order changes the event caused), then the market view.
+        if (reported.length > 0) return stop(event, venue, reported, undefined)
+        const work =
+          event.type === "snapshot" || event.type === "change" || event.type === "trade"
+            ? engine.marketView(event.market, venue.view)
+            : null
+        if (work !== null || after !== undefined) return stop(event, venue, reported, work)
+        done()
+      }
+      return false
+    }
+    const stop = (
+      event: TapeEvent,
+      venue: TapeVenue,
+      reported: ReadonlyArray<VenueEvent>,
+      work: Effect.Effect<void> | null | undefined
+    ) => {
+      stopped = { event, venue, reported, work }
+      return true
+    }
+    while (ahead !== undefined) {
+      const t = ahead.ts
       // Most moments hold market data only: the clock moves in plain code, and only what wakes something runs fibers.
       if (!quietUntil(t)) {
         if (timings !== undefined) from = timings.now()
@@ -305,11 +356,9 @@ export const replay = (options: ReplayOptions) => {
         dirty = true
       }
       // Market data of this moment, in tape order; child updates it causes settle after each.
-      for (; ahead.done !== true && ahead.value.ts === t; i++, ahead = input.next()) {
-        const event = ahead.value
-        const venue = venueOf.get(event.market) ?? venues[0]!
-        const reported = venue.applyNow(event)
-        // Child updates first (fills and order changes the event caused), then the market view.
+      while (playQuietly(t)) {
+        const { event, venue, reported } = stopped
+        let work = stopped.work
         if (reported.length > 0) {
           if (timings !== undefined) {
             from = timings.now()
@@ -319,32 +368,29 @@ export const replay = (options: ReplayOptions) => {
           yield* settle
           timed(timings?.own, from)
           dirty = true
-        }
-        if (event.type === "snapshot" || event.type === "change" || event.type === "trade") {
-          const view = venue.view(event.market)
-          const work = view === undefined ? null : engine.marketView(event.market, view)
-          if (work !== null) {
-            if (timings !== undefined) {
-              from = timings.now()
-              // Only a view that woke parents counts any, so the count since the last such view is this one's.
-              const woken = engine.stats().woken
-              timings.woken.parents += woken - wokenSeen
-              wokenSeen = woken
-            }
-            yield* work
-            yield* settle
-            timed(timings?.woken, from)
-            dirty = true
+          if (event.type === "snapshot" || event.type === "change" || event.type === "trade") {
+            work = engine.marketView(event.market, venue.view)
           }
         }
-        if (hooks.after !== undefined) {
-          yield* hooks.after(event, run)
+        if (work !== null && work !== undefined) {
+          if (timings !== undefined) {
+            from = timings.now()
+            // Only a view that woke parents counts any, so the count since the last such view is this one's.
+            const woken = engine.stats().woken
+            timings.woken.parents += woken - wokenSeen
+            wokenSeen = woken
+          }
+          yield* work
+          yield* settle
+          timed(timings?.woken, from)
+          dirty = true
+        }
+        if (after !== undefined) {
+          yield* after(event, run)
           yield* settle
           dirty = true
         }
-        if (options.onProgress !== undefined && (i % step === 0 || i + 1 === known)) {
-          options.onProgress(i + 1, totalNow(i + 1))
-        }
+        done()
       }
       if (engine.nextDue() <= t) {
         if (timings !== undefined) from = timings.now()

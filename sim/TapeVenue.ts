@@ -14,26 +14,66 @@ import * as Id from "../src/Domain/Ids.ts"
 
 const MAX_TRADES = 1000
 
-/** A market's newest prints, at most `MAX_TRADES`, in a ring: a print costs the same however many came before. */
+/**
+ * A market's newest prints, at most `MAX_TRADES`, in a ring of columns: a print costs the same however many came
+ * before, and its record is made only once someone reads the list (then kept until the print leaves the ring).
+ */
 class RecentTrades {
-  private readonly ring: Array<Trade> = []
+  private readonly ts: Array<number> = []
+  private readonly prices: Array<number> = []
+  private readonly amounts: Array<number> = []
+  private readonly sells: Array<boolean> = []
+  /** How many were kept when each was added (its id's last part). */
+  private readonly counts: Array<number> = []
+  private readonly made: Array<Trade | undefined> = []
   private next = 0
+  constructor(private readonly nativeId: string) {}
   /** How many are kept. */
   get size(): number {
-    return this.ring.length
+    return this.ts.length
   }
-  add(trade: Trade): void {
-    if (this.ring.length < MAX_TRADES) this.ring.push(trade)
-    else this.ring[this.next] = trade
-    this.next = (this.next + 1) % MAX_TRADES
+  add(ts: number, price: F.Fixed, amount: F.Fixed, takerSide: "buy" | "sell"): void {
+    const at = this.next
+    const count = this.ts.length
+    if (count < MAX_TRADES) {
+      this.ts.push(ts)
+      this.prices.push(price)
+      this.amounts.push(amount)
+      this.sells.push(takerSide === "sell")
+      this.counts.push(count)
+      this.made.push(undefined)
+    } else {
+      this.ts[at] = ts
+      this.prices[at] = price
+      this.amounts[at] = amount
+      this.sells[at] = takerSide === "sell"
+      this.counts[at] = count
+      this.made[at] = undefined
+    }
+    this.next = (at + 1) % MAX_TRADES
   }
-  latest(): Trade | undefined {
-    return this.ring.length === 0 ? undefined : this.ring[(this.next - 1 + MAX_TRADES) % MAX_TRADES]
+  /** The newest print's price, null when none. */
+  latestPrice(): F.Fixed | null {
+    return this.ts.length === 0 ? null : (this.prices[(this.next - 1 + MAX_TRADES) % MAX_TRADES]! as F.Fixed)
   }
   /** Newest first. */
   list(): Array<Trade> {
     const out: Array<Trade> = []
-    for (let k = 1; k <= this.ring.length; k++) out.push(this.ring[(this.next - k + MAX_TRADES) % MAX_TRADES]!)
+    for (let k = 1; k <= this.ts.length; k++) {
+      const i = (this.next - k + MAX_TRADES) % MAX_TRADES
+      let trade = this.made[i]
+      if (trade === undefined) {
+        trade = {
+          id: `${this.nativeId}-${this.ts[i]!}-${this.counts[i]!}`,
+          ts: this.ts[i]!,
+          price: this.prices[i]! as F.Fixed,
+          amount: this.amounts[i]! as F.Fixed,
+          takerSide: this.sells[i]! ? "sell" : "buy"
+        }
+        this.made[i] = trade
+      }
+      out.push(trade)
+    }
     return out
   }
 }
@@ -88,7 +128,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
         lot: F.of(m.lot),
         result: null
       })
-      const parts = { nativeId, book: new TapeBook(), trades: new RecentTrades() }
+      const parts = { nativeId, book: new TapeBook(), trades: new RecentTrades(nativeId) }
       books.set(nativeId, parts.book)
       trades.set(nativeId, parts.trades)
       byMarketId.set(m.id, parts)
@@ -108,25 +148,21 @@ export const makeTapeVenue = (header: TapeHeader) =>
       switch (event.type) {
         case "snapshot":
           book.apply(event)
-          return model.bookChanged(nativeId, book, event.ts)
+          return model.hasResting(nativeId) ? model.bookChanged(nativeId, book, event.ts) : NO_EVENTS
         case "change": {
-          // A change touches one level (the others are as they were).
+          // A change touches one level (the others are as they were); with no own order resting there is no more to do.
           const price = F.of(event.price)
           book.set(event.side, price, F.of(event.size))
+          if (!model.hasResting(nativeId)) return NO_EVENTS
           return model.bookChanged(nativeId, book, event.ts, { side: event.side === "bid" ? "buy" : "sell", price })
         }
         case "trade": {
           const price = F.of(event.price)
           const amount = F.of(event.amount)
-          const recent = parts.trades
-          recent.add({
-            id: `${nativeId}-${event.ts}-${recent.size}`,
-            ts: event.ts,
-            price,
-            amount,
-            takerSide: event.taker_side
-          })
-          return model.traded(nativeId, price, amount, event.taker_side, event.ts)
+          parts.trades.add(event.ts, price, amount, event.taker_side)
+          return model.hasResting(nativeId)
+            ? model.traded(nativeId, price, amount, event.taker_side, event.ts)
+            : NO_EVENTS
         }
         case "status": {
           const market = markets.get(nativeId)!
@@ -208,7 +244,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
         const parts = byMarketId.get(marketId)
         if (parts === undefined) return undefined
         const { book } = parts
-        return { bestBid: book.bestBid(), bestAsk: book.bestAsk(), last: parts.trades.latest()?.price ?? null }
+        return { bestBid: book.bestBid(), bestAsk: book.bestAsk(), last: parts.trades.latestPrice() }
       }
     }
     return venue

@@ -63,9 +63,13 @@ type EngineService = {
   readonly cancel: (id: string) => Effect.Effect<Order, ApiError>
   /**
    * Market data from a caller that has the view already (the simulator, benchmarks): plain TypeScript until a parent
-   * wakes. Null when the view wakes nobody; else the work of feeding the parents it woke.
+   * wakes. Null when the view wakes nobody; else the work of feeding the parents it woke. Given a reader instead, the
+   * view is read only when some parent watches the market.
    */
-  readonly marketView: (marketId: string, view: MarketView) => Effect.Effect<void> | null
+  readonly marketView: (
+    marketId: string,
+    view: MarketView | ((marketId: string) => MarketView | undefined)
+  ) => Effect.Effect<void> | null
   /** Market views the driver looked at and the parents they woke, since start (for benchmarks and status). */
   readonly stats: () => {
     readonly views: number
@@ -374,7 +378,16 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         for (const p of parents.values()) if (!p.done && counts[p.type] !== undefined) counts[p.type]! += 1
         return counts
       }),
-      marketView: (marketId, view) => {
+      marketView: (marketId, given) => {
+        let view: MarketView | undefined
+        if (typeof given === "function") {
+          if (!d.sleeping.watches(marketId)) {
+            d.stats.views += 1
+            return null
+          }
+          view = given(marketId)
+          if (view === undefined) return null
+        } else view = given
         const woken = wakeFor(d, marketId, view)
         return woken === null ? null : serialized(feedView(d, woken, view))
       },

@@ -51,6 +51,17 @@ class MarketEntry {
   /** Parents that see every view. */
   readonly always = new Set<string>()
   readonly refs = new Map<Reference, Lists>()
+  /** The same lists with their references, in the order they came: what a view walks (no lookup per reference). */
+  readonly present: Array<{ readonly ref: Reference; readonly lists: Lists }> = []
+
+  listsFor(ref: Reference): Lists {
+    let lists = this.refs.get(ref)
+    if (lists === undefined) {
+      this.refs.set(ref, (lists = new Lists()))
+      this.present.push({ ref, lists })
+    }
+    return lists
+  }
 
   get empty() {
     if (this.always.size > 0) return false
@@ -58,8 +69,6 @@ class MarketEntry {
     return true
   }
 }
-
-const REFERENCES: ReadonlyArray<Reference> = ["bid", "ask", "mid", "last"]
 
 export class WakeIndex {
   private readonly markets = new Map<string, MarketEntry>()
@@ -91,8 +100,7 @@ export class WakeIndex {
       return
     }
     for (const band of watch) {
-      let lists = entry.refs.get(band.ref)
-      if (lists === undefined) entry.refs.set(band.ref, (lists = new Lists()))
+      const lists = entry.listsFor(band.ref)
       if (band.low !== Number.NEGATIVE_INFINITY) insert(lists.lows, band.low, id)
       if (band.high !== Number.POSITIVE_INFINITY) insert(lists.highs, band.high, id)
       if (band.missing) lists.missing.add(id)
@@ -129,9 +137,8 @@ export class WakeIndex {
     const entry = this.markets.get(marketId)
     if (entry === undefined) return null
     let out: Array<string> | null = entry.always.size > 0 ? [...entry.always] : null
-    for (const ref of REFERENCES) {
-      const lists = entry.refs.get(ref)
-      if (lists === undefined) continue
+    // Any order of references will do: what they wake is sorted below.
+    for (const { ref, lists } of entry.present) {
       const value = referenceIn(ref, view)
       if (value === null) {
         if (lists.missing.size > 0) (out ??= []).push(...lists.missing)

@@ -260,7 +260,11 @@ export const makeOrderModel = (options: ModelOptions) => {
   ) => {
     let left = amount
     const level: Array<OwnOrder> = []
-    for (const o of byPriority(rest, side)) {
+    // Only the orders the print reaches are sorted (those it does not reach take nothing).
+    for (const o of byPriority(
+      rest.filter((o) => o.side === side && reaches(side, o.price, price)),
+      side
+    )) {
       if (o.price === price) {
         level.push(o)
         continue
