@@ -103,6 +103,8 @@ export class Held {
       return
     }
     this.holder = holder
+    // At start the desk holds no record of any parent: nothing to let go, and no parent to go through.
+    if (this.live.size === 0) return
     for (const [id] of holder.working()) {
       const order = this.live.get(id)
       if (order === undefined) continue
