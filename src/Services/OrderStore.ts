@@ -184,8 +184,8 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     /**
      * The engine parents with one of these statuses that the desk files at start, oldest first, without their records:
      * those named by a client id of their own, and those with one of the `open` statuses (the engine renders their
-     * records from their states once it runs; the store answers for them before). A parent neither named nor open is
-     * not read at all.
+     * records from their states once it runs; the store answers for them before). Nothing of a parent neither named
+     * nor open is answered.
      */
     readonly parentHeads: (
       statuses: ReadonlyArray<string>,

@@ -172,8 +172,8 @@ const makeDesk = (config: DeskConfig) =>
       counter = Math.max(counter, orderNumber(order.id))
     }
     // A working engine parent's record is the engine's to render once it runs (the store answers for it before): only
-    // its indexes and open count are filed here, so a restart reads and parses no parent record twice, and reads no
-    // row at all of a parent that is neither named by a client id nor open.
+    // its indexes and open count are filed here, so a restart reads and parses no parent record twice, and nothing
+    // of a parent neither named by a client id nor open comes out of the store.
     counter = Math.max(counter, yield* store.highestNumber(liveStatuses))
     for (const head of yield* store.parentHeads(liveStatuses, [...openStatuses])) memory.fileParent(head)
     // The ledger as the last fill left it; an older version's database has its fills but not these rows yet, and

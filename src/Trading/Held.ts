@@ -103,7 +103,7 @@ export class Held {
       return
     }
     this.holder = holder
-    // At start the desk holds no record of any parent: nothing to let go, and no parent to go through.
+    // Holding no record (as at start), there is nothing to let go: the working parents are not gone through.
     if (this.live.size === 0) return
     for (const [id] of holder.working()) {
       const order = this.live.get(id)
