@@ -537,9 +537,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             Effect.map((rows) => rows[0]?.n ?? 0),
             Effect.orDie
           ),
-        // As arrays, not objects keyed by column: the rows of every live parent at start.
-        liveParents: sql`SELECT id, state, updated_at FROM parents WHERE live = 1 ORDER BY id`.values.pipe(
-          Effect.map((rows) => {
+        // As arrays, not objects keyed by column: the rows of every live parent at start. Sorted here by their ids
+        // (ASCII, so in SQLite's order): SQLite would sort the whole rows, states and all.
+        liveParents: sql`SELECT id, state, updated_at FROM parents WHERE live = 1`.values.pipe(
+          Effect.map((unsorted) => {
+            const rows = [...unsorted].sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1))
             const out = new Array<StoredParent>(rows.length)
             for (let i = 0; i < rows.length; i++) {
               const row = rows[i]!
