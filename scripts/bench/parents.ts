@@ -2,6 +2,7 @@
  * Reaction time (a book update that fires a stop → the child's placement call), heap per live parent, and the time
  * to restore waiting parents from SQLite at start.
  */
+import Database from "better-sqlite3"
 import { Context, Effect, Layer, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -227,8 +228,32 @@ export const heapPerParent = (count: number) =>
     }
   })
 
-/** Places `count` waiting stops on a SQLite store, then times building the desk and engine again on that file. */
-export const restore = (count: number, keep?: string) =>
+/**
+ * What any start that holds the parents in memory must do at least: the same live parents' states read raw from the
+ * same file (one SELECT on a connection of its own) and each parsed and kept. Answers seconds.
+ */
+const rawRead = (file: string) => {
+  const db = new Database(file, { readonly: true })
+  try {
+    gc?.()
+    const start = performance.now()
+    const kept: Array<unknown> = []
+    for (const row of db.prepare("SELECT state FROM parents WHERE live = 1 ORDER BY id").raw(true).all()) {
+      kept.push(JSON.parse((row as [string])[0]))
+    }
+    const seconds = (performance.now() - start) / 1000
+    if (kept.length === 0) throw new Error("no live parents to read")
+    return seconds
+  } finally {
+    db.close()
+  }
+}
+
+/**
+ * Places `count` waiting stops on a SQLite store, then times building the desk and engine again on that file (best
+ * of `rounds`), each after the raw read of the same rows (`rawRead`, best of as many).
+ */
+export const restore = (count: number, keep?: string, rounds = 2) =>
   Effect.gen(function* () {
     const dir = keep ?? mkdtempSync(join(tmpdir(), "crossbook-bench-"))
     try {
@@ -253,13 +278,20 @@ export const restore = (count: number, keep?: string) =>
         )
       }
       yield* Scope.close(first, Effect.void as never)
-      const second = yield* Scope.make()
-      const start = performance.now()
-      const again = yield* services(tape, sqlStore(dir), second, clock)
-      const seconds = (performance.now() - start) / 1000
-      const live = yield* again.engine.liveCount
-      yield* Scope.close(second, Effect.void as never)
-      return { live, seconds }
+      let seconds = Number.POSITIVE_INFINITY
+      let baseline = Number.POSITIVE_INFINITY
+      let live = 0
+      for (let round = 0; round < rounds; round++) {
+        baseline = Math.min(baseline, rawRead(join(dir, "engine.db")))
+        gc?.()
+        const again = yield* Scope.make()
+        const start = performance.now()
+        const started = yield* services(tape, sqlStore(dir), again, clock)
+        seconds = Math.min(seconds, (performance.now() - start) / 1000)
+        live = yield* started.engine.liveCount
+        yield* Scope.close(again, Effect.void as never)
+      }
+      return { live, seconds, baseline }
     } finally {
       if (keep === undefined) rmSync(dir, { recursive: true, force: true })
     }
@@ -309,9 +341,10 @@ export const parentFigures = async (): Promise<ReadonlyArray<Figure>> => {
       name: "engine.restore_100k_s",
       value: Number(restored.seconds.toFixed(3)),
       unit: "s",
-      baseline: 3,
-      ratio: ratio(restored.seconds, 3),
-      target: "< 3 s",
+      // Against the same live parents' states read raw from the same file and parsed, in this process.
+      baseline: Number(restored.baseline.toFixed(3)),
+      ratio: ratio(restored.seconds, restored.baseline),
+      target: "< 1 s",
       live: restored.live
     }
   ]

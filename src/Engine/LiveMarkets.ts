@@ -33,11 +33,9 @@ export class ParentsByMarket extends Map<string, Runtime> {
     super.set(id, rt)
     // the base constructor calls set before the fields exist
     if (this.perMarket === undefined) return this
-    for (const marketId of marketsOf(rt)) {
-      const n = this.perMarket.get(marketId) ?? 0
-      this.perMarket.set(marketId, n + 1)
-      if (n === 0) this.listener?.(marketId, true)
-    }
+    const members = rt.members ?? undefined
+    if (members === undefined) this.add(rt.marketId)
+    else for (const member of members) this.add(member.marketId)
     return this
   }
 
@@ -51,6 +49,12 @@ export class ParentsByMarket extends Map<string, Runtime> {
 
   override clear(): void {
     for (const id of [...this.keys()]) this.delete(id)
+  }
+
+  private add(marketId: string): void {
+    const n = this.perMarket.get(marketId) ?? 0
+    this.perMarket.set(marketId, n + 1)
+    if (n === 0) this.listener?.(marketId, true)
   }
 
   private drop(marketId: string): void {

@@ -38,7 +38,10 @@ const position = (list: ReadonlyArray<Entry>, bound: number, id: string): number
 }
 
 const insert = (list: Array<Entry>, bound: number, id: string) => {
-  list.splice(position(list, bound, id), 0, { bound, id })
+  // Parents come in id order at start, most of them after every entry of their bound: appended, not spliced.
+  const last = list[list.length - 1]
+  if (last === undefined || last.bound < bound || (last.bound === bound && last.id < id)) list.push({ bound, id })
+  else list.splice(position(list, bound, id), 0, { bound, id })
 }
 
 const remove = (list: Array<Entry>, bound: number, id: string) => {
@@ -88,8 +91,10 @@ export class WakeIndex {
         ? given
         : kept(given, (b) => b.lazy !== true && (b.missing || b.low > -Infinity || b.high < Infinity))
     const before = this.placed.get(id)
-    if (before !== undefined && before.marketId === marketId && sameWatch(before.watch, watch)) return
-    this.delete(id)
+    if (before !== undefined) {
+      if (before.marketId === marketId && sameWatch(before.watch, watch)) return
+      this.delete(id)
+    }
     if (watch !== "all" && watch.length === 0) return
     let entry = this.markets.get(marketId)
     if (entry === undefined) this.markets.set(marketId, (entry = new MarketEntry()))

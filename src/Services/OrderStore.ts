@@ -182,10 +182,17 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     /** The orders with one of these statuses that are not engine parents, oldest first: what the desk restores at start. */
     readonly ordersWithStatus: (statuses: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredOrder>>
     /**
-     * The engine parents with one of these statuses, oldest first, without their records: what the desk files of them
-     * at start (the engine renders their records from their states once it runs; the store answers for them before).
+     * The engine parents with one of these statuses that the desk files at start, oldest first, without their records:
+     * those named by a client id of their own, and those with one of the `open` statuses (the engine renders their
+     * records from their states once it runs; the store answers for them before). Nothing of a parent neither named
+     * nor open is answered.
      */
-    readonly parentHeads: (statuses: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ParentHead>>
+    readonly parentHeads: (
+      statuses: ReadonlyArray<string>,
+      open: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<ParentHead>>
+    /** The highest order number of the orders with one of these statuses (0 when there is none). */
+    readonly highestNumber: (statuses: ReadonlyArray<string>) => Effect.Effect<number>
     /** The orders a query matches, newest first (created, then order number), at most `limit`. */
     readonly listOrders: (query: OrderQuery) => Effect.Effect<ReadonlyArray<StoredOrder>>
     /** The order a venue knows by this id, live or finished. */
@@ -313,10 +320,15 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             .filter((o) => statuses.includes(o.status) && !o.id.startsWith(PARENT_ID_PREFIX))
             .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
         ),
-      parentHeads: (statuses) =>
+      parentHeads: (statuses, open) =>
         Effect.sync(() =>
           [...orders.values()]
-            .filter((o) => statuses.includes(o.status) && o.id.startsWith(PARENT_ID_PREFIX))
+            .filter(
+              (o) =>
+                statuses.includes(o.status) &&
+                o.id.startsWith(PARENT_ID_PREFIX) &&
+                (o.clientOrderId !== o.id || open.includes(o.status))
+            )
             .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
             .map((o) => ({
               id: o.id,
@@ -326,6 +338,12 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
               digest: (o.record as { readonly digest?: string }).digest
             }))
         ),
+      highestNumber: (statuses) =>
+        Effect.sync(() => {
+          let n = 0
+          for (const o of orders.values()) if (statuses.includes(o.status)) n = Math.max(n, orderNumber(o.id))
+          return n
+        }),
       listOrders: (q) =>
         Effect.sync(() =>
           (q.parentId === undefined
@@ -433,12 +451,6 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         ts: row["ts"] as number,
         record: JSON.parse(row["record"] as string)
       })
-      const toParent = (row: Record<string, unknown>): StoredParent => ({
-        id: row["id"] as string,
-        live: row["live"] === 1,
-        state: JSON.parse(row["state"] as string),
-        updatedAt: row["updated_at"] as number
-      })
       /**
        * A lookup's rows: on the writer's own connection, synchronously, once it has written; before that (or with no
        * writer of its own, an in-memory database) through the client.
@@ -525,8 +537,23 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             Effect.map((rows) => rows[0]?.n ?? 0),
             Effect.orDie
           ),
-        liveParents: sql`SELECT * FROM parents WHERE live = 1 ORDER BY id`.pipe(
-          Effect.map((rows) => rows.map(toParent)),
+        // As arrays, not objects keyed by column: the rows of every live parent at start. Sorted here by their ids
+        // (ASCII, so in SQLite's order): SQLite would sort the whole rows, states and all.
+        liveParents: sql`SELECT id, state, updated_at FROM parents WHERE live = 1`.values.pipe(
+          Effect.map((unsorted) => {
+            const rows = [...unsorted].sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1))
+            const out = new Array<StoredParent>(rows.length)
+            for (let i = 0; i < rows.length; i++) {
+              const row = rows[i]!
+              out[i] = {
+                id: row[0] as string,
+                live: true,
+                state: JSON.parse(row[1] as string),
+                updatedAt: row[2] as number
+              }
+            }
+            return out
+          }),
           Effect.orDie
         ),
         allOrders: sql`SELECT * FROM orders ORDER BY created_at, id`.pipe(
@@ -540,10 +567,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             Effect.orDie
           ),
         // SQLite reads the digest out of the record itself: no record crosses into JavaScript.
-        parentHeads: (statuses) =>
+        parentHeads: (statuses, open) =>
           sql<{ id: string; account: string; client_order_id: string; status: string; digest: string | null }>`
             SELECT id, account, client_order_id, status, json_extract(record, '$.digest') AS digest FROM orders
             WHERE ${sql.in("status", statuses)} AND substr(id, 1, ${PARENT_ID_PREFIX.length}) = ${PARENT_ID_PREFIX}
+            AND (client_order_id != id${open.length === 0 ? sql`` : sql` OR ${sql.in("status", open)}`})
             ORDER BY created_at, id`.pipe(
             Effect.map((rows) =>
               rows.map((r) => ({
@@ -554,6 +582,12 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
                 digest: r.digest ?? undefined
               }))
             ),
+            Effect.orDie
+          ),
+        // Answered from the status index alone.
+        highestNumber: (statuses) =>
+          sql<{ num: number | null }>`SELECT MAX(num) AS num FROM orders WHERE ${sql.in("status", statuses)}`.pipe(
+            Effect.map((rows) => rows[0]?.num ?? 0),
             Effect.orDie
           ),
         listOrders: (q) => {

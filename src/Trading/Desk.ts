@@ -159,11 +159,10 @@ const makeDesk = (config: DeskConfig) =>
       counter = Math.max(counter, orderNumber(order.id))
     }
     // A working engine parent's record is the engine's to render once it runs (the store answers for it before): only
-    // its indexes and open count are filed here, so a restart reads and parses no parent record twice.
-    for (const head of yield* store.parentHeads(liveStatuses)) {
-      memory.fileParent(head)
-      counter = Math.max(counter, orderNumber(head.id))
-    }
+    // its indexes and open count are filed here, so a restart reads and parses no parent record twice, and nothing
+    // of a parent neither named by a client id nor open comes out of the store.
+    counter = Math.max(counter, yield* store.highestNumber(liveStatuses))
+    for (const head of yield* store.parentHeads(liveStatuses, [...openStatuses])) memory.fileParent(head)
     // The ledger as the last fill left it; an older version's database has its fills but not these rows yet, and
     // they are built from its fills once, in one write.
     const rows = yield* store.ledgerRows

@@ -103,6 +103,8 @@ export class Held {
       return
     }
     this.holder = holder
+    // Holding no record (as at start), there is nothing to let go: the working parents are not gone through.
+    if (this.live.size === 0) return
     for (const [id] of holder.working()) {
       const order = this.live.get(id)
       if (order === undefined) continue

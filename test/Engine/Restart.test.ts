@@ -1,11 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope, TestClock, TestContext } from "effect"
-import { authLayer, deskServices } from "../../src/Stack.ts"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { authLayer, deskServices, serverServices, venuesLayer } from "../../src/Stack.ts"
 import { renderOrder } from "../../src/Domain/Order.ts"
 import type { AccountRequest } from "../../src/Domain/OrderRequest.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import { REGISTRY } from "../../src/Engine/Registry.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
+import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import { Desk, renderFill } from "../../src/Trading/Desk.ts"
@@ -254,5 +258,103 @@ describe("a working parent's info after a restart", () => {
       yield* Scope.close(started.engineScope, Exit.void)
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.provide(TestContext.TestContext))
+  )
+})
+
+/**
+ * Many parents of every type on three markets, every other one named by a client id, for 80 s; with `restart` the
+ * whole server (desk and engine) stops at 20 s and starts again on the same database file, the venue carrying on.
+ * After the restart a named parent is sent again (the same body, then another one) and one more parent is placed; at
+ * the end every named one is sent again.
+ */
+const wholeRestart = (restart: boolean) =>
+  Effect.gen(function* () {
+    const dir = mkdtempSync(join(tmpdir(), "crossbook-restart-"))
+    const outer = yield* Scope.make()
+    yield* Scope.addFinalizer(
+      outer,
+      Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    )
+    const venues = yield* Layer.buildWithScope(venuesLayer({ seed: 17 }), outer)
+    const start = Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const layer = serverServices({
+        seed: 17,
+        engineSeed: 5,
+        venues: Layer.succeedContext(venues),
+        store: OrderStore.layerSql.pipe(Layer.provide(engineDatabase(join(dir, "engine.db")))),
+        auth: Auth.layerAllowAll
+      })
+      const context = yield* Layer.buildWithScope(layer, scope)
+      return { scope, engine: Context.get(context, Engine), desk: Context.get(context, Desk) }
+    })
+    let server = yield* start
+    const sim = Context.get(venues, VenueGateway).venue("sim")!
+    const markets = (yield* sim.markets).filter((m) => m.status === "open").slice(0, 3)
+    const inputs: Array<CreateInput> = []
+    for (const market of markets) {
+      const book = yield* sim.book(market.nativeId)
+      const bid = Math.round(book.bids[0]!.price / 10_000)
+      const ask = Math.round(book.asks[0]!.price / 10_000)
+      for (let round = 0; round < 3; round++) {
+        for (const input of parentsFor(`sim:${market.nativeId}`, bid, ask)) {
+          const n = inputs.length
+          inputs.push(n % 2 === 0 ? { ...input, clientOrderId: `c-${n}` } : input)
+        }
+      }
+    }
+    for (const input of inputs) yield* server.engine.create(input, "test")
+    yield* run(20)
+    const live = yield* server.engine.liveCount
+    if (restart) {
+      yield* Scope.close(server.scope, Exit.void)
+      server = yield* start
+    }
+    const again = yield* Effect.either(server.engine.create(inputs[0]!, "test"))
+    const other = yield* Effect.either(server.engine.create({ ...inputs[0]!, amount: "4" }, "test"))
+    const after = yield* server.engine.create({ ...inputs[1]!, clientOrderId: "c-after" }, "test")
+    yield* run(60)
+    // Each named parent sent again at the end: answered with itself, whatever was written of it since the restart.
+    const late: Array<string> = []
+    for (const input of inputs.filter((i) => i.clientOrderId !== undefined)) {
+      const answer = yield* Effect.either(server.engine.create(input, "test"))
+      late.push(answer._tag === "Right" ? `${answer.right.order.id} ${answer.right.created}` : answer.left.message)
+    }
+    const orders = (yield* server.desk.list({})).map(renderOrder)
+    const fills = (yield* server.desk.fills({})).map(renderFill)
+    yield* Scope.close(server.scope, Exit.void)
+    yield* Scope.close(outer, Exit.void)
+    return {
+      live,
+      parents: inputs.length,
+      again: again._tag === "Right" ? { id: again.right.order.id, created: again.right.created } : "refused",
+      other: other._tag,
+      after: after.order.id,
+      late,
+      orders,
+      fills
+    }
+  }).pipe(Effect.provide(TestContext.TestContext))
+
+describe("a whole restart on a database file", () => {
+  it.effect("many parents of every type, named or not, continue as if the server had never stopped", () =>
+    Effect.gen(function* () {
+      const straight = yield* wholeRestart(false)
+      const restarted = yield* wholeRestart(true)
+      assert.strictEqual(straight.parents, 81)
+      assert.isAtLeast(straight.live, 30, "many parents are still working when the server stops")
+      assert.isAbove(straight.fills.length, 0)
+      assert.deepStrictEqual(restarted.again, straight.again)
+      assert.strictEqual(typeof straight.again === "object" ? straight.again.created : "refused", false)
+      assert.strictEqual(restarted.other, "Left")
+      assert.strictEqual(straight.other, "Left")
+      assert.strictEqual(restarted.after, straight.after)
+      assert.deepStrictEqual(restarted.late, straight.late)
+      assert.isTrue(straight.late.every((answer) => answer.endsWith(" false")))
+      assert.deepStrictEqual(restarted.orders, straight.orders)
+      assert.deepStrictEqual(restarted.fills, straight.fills)
+      const types = new Set(straight.orders.filter((o) => o.held_by === "engine").map((o) => o.type))
+      assert.strictEqual(types.size, 9)
+    })
   )
 })

@@ -92,37 +92,54 @@ for (const [name, layer] of Object.entries(layers)) {
       }).pipe(Effect.provide(layer))
     )
 
-    it.effect("at start, live orders are read whole and live engine parents by their heads, each oldest first", () =>
-      Effect.gen(function* () {
-        const store = yield* OrderStore
-        const at = (o: StoredOrder, createdAt: number) => ({ ...o, createdAt })
-        yield* store.write({
-          orders: [
-            at({ ...order("mo_000003", "waiting"), record: { id: "mo_000003", digest: "d-3" } }, 3),
-            at(order("o_000002", "open"), 2),
-            at(order("o_000004", "closed"), 4),
-            at(order("mo_000001", "pending_cancel"), 1),
-            at(order("mo_000005", "canceled"), 5),
-            // An id that only looks like a parent's to a pattern with wildcards.
-            at(order("mox000006", "open"), 6)
-          ]
-        })
-        const statuses = ["open", "pending_cancel", "waiting"]
-        assert.deepStrictEqual(
-          (yield* store.ordersWithStatus(statuses)).map((o) => o.id),
-          ["o_000002", "mox000006"]
-        )
-        assert.deepStrictEqual(yield* store.parentHeads(statuses), [
-          {
-            id: "mo_000001",
-            account: "sim:default",
-            clientOrderId: "c-mo_000001",
-            status: "pending_cancel",
-            digest: undefined
-          },
-          { id: "mo_000003", account: "sim:default", clientOrderId: "c-mo_000003", status: "waiting", digest: "d-3" }
-        ])
-      }).pipe(Effect.provide(layer))
+    it.effect(
+      "at start, live orders are read whole and named or open engine parents by their heads, oldest first",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* OrderStore
+          const at = (o: StoredOrder, createdAt: number) => ({ ...o, createdAt })
+          yield* store.write({
+            orders: [
+              at({ ...order("mo_000003", "waiting"), record: { id: "mo_000003", digest: "d-3" } }, 3),
+              at(order("o_000002", "open"), 2),
+              at(order("o_000004", "closed"), 4),
+              at(order("mo_000001", "pending_cancel"), 1),
+              at(order("mo_000005", "canceled"), 5),
+              // An id that only looks like a parent's to a pattern with wildcards.
+              at(order("mox000006", "open"), 6),
+              // Parents without a client id of their own: filed when open, not read when waiting.
+              at(order("mo_000007", "pending_cancel", "mo_000007"), 7),
+              at(order("mo_000009", "waiting", "mo_000009"), 9),
+              at(order("o_000011", "filled"), 11)
+            ]
+          })
+          const statuses = ["open", "pending_cancel", "waiting"]
+          assert.deepStrictEqual(
+            (yield* store.ordersWithStatus(statuses)).map((o) => o.id),
+            ["o_000002", "mox000006"]
+          )
+          assert.deepStrictEqual(yield* store.parentHeads(statuses, ["open", "pending_cancel"]), [
+            {
+              id: "mo_000001",
+              account: "sim:default",
+              clientOrderId: "c-mo_000001",
+              status: "pending_cancel",
+              digest: undefined
+            },
+            { id: "mo_000003", account: "sim:default", clientOrderId: "c-mo_000003", status: "waiting", digest: "d-3" },
+            {
+              id: "mo_000007",
+              account: "sim:default",
+              clientOrderId: "mo_000007",
+              status: "pending_cancel",
+              digest: undefined
+            }
+          ])
+          // The highest number counts every order of those statuses, parents read or not, and no other.
+          assert.strictEqual(yield* store.highestNumber(statuses), 9)
+          assert.strictEqual(yield* store.highestNumber(["closed"]), 4)
+          assert.strictEqual(yield* store.highestNumber(["expired"]), 0)
+        }).pipe(Effect.provide(layer))
     )
 
     it.effect("writeNow stores what write would, in the same seqs, where the store can write at once", () =>
