@@ -14,7 +14,7 @@ import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import { Desk, renderFill } from "../../src/Trading/Desk.ts"
 import { price } from "./Support.ts"
-import { makeMarketId } from "../../src/Domain/Ids.ts"
+import { makeMarketId, type MarketId } from "../../src/Domain/Ids.ts"
 
 const settle = Effect.forEach(Array.from({ length: 60 }), () => Effect.yieldNow(), { discard: true })
 const run = (seconds: number) =>
@@ -23,7 +23,7 @@ const run = (seconds: number) =>
   })
 
 /** Parents of every type that are still working twenty seconds in. */
-const parentsFor = (marketId: string, bid: number, ask: number): ReadonlyArray<AccountRequest> =>
+const parentsFor = (marketId: MarketId, bid: number, ask: number): ReadonlyArray<AccountRequest> =>
   [
     { type: "stop_market", side: "sell", amount: "3", stop_price: price(Math.max(1, bid - 2)), params: {} },
     {
@@ -107,7 +107,7 @@ const scenario = (restart: boolean, rewrite?: (state: unknown) => unknown) =>
     const book = yield* sim.book(market.nativeId)
     const bid = Math.round(book.bids[0]!.price / 10_000)
     const ask = Math.round(book.asks[0]!.price / 10_000)
-    for (const input of parentsFor(`sim:${market.nativeId}`, bid, ask)) {
+    for (const input of parentsFor(makeMarketId("sim", market.nativeId), bid, ask)) {
       yield* started.engine.create(input, "test")
     }
     yield* run(20)
@@ -198,7 +198,8 @@ describe("the write before the commands go out", () => {
       const book = yield* sim.book(market.nativeId)
       const bid = Math.round(book.bids[0]!.price / 10_000)
       const ask = Math.round(book.asks[0]!.price / 10_000)
-      for (const input of parentsFor(`sim:${market.nativeId}`, bid, ask)) yield* engine.create(input, "test")
+      for (const input of parentsFor(makeMarketId("sim", market.nativeId), bid, ask))
+        yield* engine.create(input, "test")
       yield* run(40)
       yield* Scope.close(scope, Exit.void)
       assert.isAbove(checked, 100)
@@ -291,15 +292,15 @@ const wholeRestart = (restart: boolean) =>
     let server = yield* start
     const sim = Context.get(venues, VenueGateway).venue("sim")!
     const markets = (yield* sim.markets).filter((m) => m.status === "open").slice(0, 3)
-    const inputs: Array<CreateInput> = []
+    const inputs: Array<AccountRequest> = []
     for (const market of markets) {
       const book = yield* sim.book(market.nativeId)
       const bid = Math.round(book.bids[0]!.price / 10_000)
       const ask = Math.round(book.asks[0]!.price / 10_000)
       for (let round = 0; round < 3; round++) {
-        for (const input of parentsFor(`sim:${market.nativeId}`, bid, ask)) {
+        for (const input of parentsFor(makeMarketId("sim", market.nativeId), bid, ask)) {
           const n = inputs.length
-          inputs.push(n % 2 === 0 ? { ...input, clientOrderId: `c-${n}` } : input)
+          inputs.push(n % 2 === 0 ? { ...input, client_order_id: `c-${n}` } : input)
         }
       }
     }
@@ -312,11 +313,11 @@ const wholeRestart = (restart: boolean) =>
     }
     const again = yield* Effect.either(server.engine.create(inputs[0]!, "test"))
     const other = yield* Effect.either(server.engine.create({ ...inputs[0]!, amount: "4" }, "test"))
-    const after = yield* server.engine.create({ ...inputs[1]!, clientOrderId: "c-after" }, "test")
+    const after = yield* server.engine.create({ ...inputs[1]!, client_order_id: "c-after" }, "test")
     yield* run(60)
     // Each named parent sent again at the end: answered with itself, whatever was written of it since the restart.
     const late: Array<string> = []
-    for (const input of inputs.filter((i) => i.clientOrderId !== undefined)) {
+    for (const input of inputs.filter((i) => i.client_order_id !== undefined)) {
       const answer = yield* Effect.either(server.engine.create(input, "test"))
       late.push(answer._tag === "Right" ? `${answer.right.order.id} ${answer.right.created}` : answer.left.message)
     }
