@@ -9,6 +9,7 @@ import type { Book, Market, Trade } from "../../Domain/Market.ts"
 import {
   type Capabilities,
   type PlaceOrderRequest,
+  type RemoteVenue,
   type Venue,
   VenueError,
   type VenueEvent,
@@ -830,7 +831,7 @@ export const makeKalshiVenue = (
       yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(handle.outputs), step)))
     }
 
-    const venue: Venue = {
+    const venue: RemoteVenue<ReturnType<typeof kalshiCapabilities>> = {
       info: { id: W.VENUE, name: "Kalshi", book_model: "yes_book", has: kalshiCapabilities(trading) },
       remote: true,
       // With credentials a book read subscribes the market's deltas and trades on the socket.

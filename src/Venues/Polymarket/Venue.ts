@@ -6,9 +6,10 @@ import { getAddress } from "viem"
 import * as F from "../../Domain/Fixed.ts"
 import type { Book, Trade } from "../../Domain/Market.ts"
 import {
-  type Capabilities,
+  capabilities,
   type HeartbeatStatus,
   type PlaceOrderRequest,
+  type RemoteVenue,
   type StreamStatus,
   type Venue,
   VenueError,
@@ -132,26 +133,27 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>>)
 }
 
 /** What the venue can do: public data always, trading only with a key. */
-export const polymarketCapabilities = (trading: boolean): Capabilities => ({
-  fetch_markets: true,
-  search: true,
-  fetch_order_book: true,
-  fetch_trades: true,
-  watch_order_book: true,
-  create_order: trading,
-  cancel_order: trading,
-  cancel_all_orders: trading,
-  edit_order: false,
-  fetch_orders: trading,
-  fetch_my_trades: trading,
-  fetch_positions: false,
-  fetch_balance: false,
-  post_only: trading,
-  reduce_only: trading ? "partial" : false,
-  ioc: trading,
-  fok: trading,
-  market_order: trading
-})
+export const polymarketCapabilities = (trading: boolean) =>
+  capabilities({
+    fetch_markets: true,
+    search: true,
+    fetch_order_book: true,
+    fetch_trades: true,
+    watch_order_book: true,
+    create_order: trading,
+    cancel_order: trading,
+    cancel_all_orders: trading,
+    edit_order: false,
+    fetch_orders: trading,
+    fetch_my_trades: trading,
+    fetch_positions: false,
+    fetch_balance: false,
+    post_only: trading,
+    reduce_only: trading ? "partial" : false,
+    ioc: trading,
+    fok: trading,
+    market_order: trading
+  })
 
 const CredsAnswer = Schema.Struct({ apiKey: Schema.String, secret: Schema.String, passphrase: Schema.String })
 const VersionAnswer = Schema.Struct({ version: Schema.Number })
@@ -1246,7 +1248,7 @@ export const makePolymarketVenue = (
         yield* runChannel(`${config.hosts.ws.replace(/\/$/, "")}/market`, handlers, channelOptions)
       })
 
-    const venue: Venue & { readonly watch: typeof watch } = {
+    const venue: RemoteVenue<ReturnType<typeof polymarketCapabilities>> & { readonly watch: typeof watch } = {
       cancelAll,
       cancelMarket,
       heartbeat: Effect.sync(() => beat),
