@@ -3,7 +3,7 @@ import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, type Scope } from "effect"
 import { capabilityGaps, type Venue, VenueGateway } from "../Services/VenueGateway.ts"
-import { BUILT_IN_VENUES, DEFAULT_VENUES, registrationsWith } from "./BuiltIn.ts"
+import { BUILT_IN_VENUES, registrationsWith } from "./BuiltIn.ts"
 import { makePaperVenue } from "./Paper/Venue.ts"
 import {
   buildRegistered,
@@ -23,7 +23,7 @@ export type VenueBuilders = Readonly<
 
 /**
  * A `--venues` / `CROSSBOOK_VENUES` list: comma-separated ids, trimmed, lower-case, each once; empty means every
- * registered venue (the built-in ones, then any given).
+ * venue of `registrations` (the built-in ones unless given, see `registrationsWith`).
  */
 export const parseVenueList = (
   text: string | undefined,
@@ -33,11 +33,7 @@ export const parseVenueList = (
     .split(",")
     .map((s) => s.trim().toLowerCase())
     .filter((s) => s !== "")
-  return ids.length === 0
-    ? registrations === BUILT_IN_VENUES
-      ? DEFAULT_VENUES
-      : registrations.map((r) => r.id)
-    : [...new Set(ids)]
+  return ids.length === 0 ? registrations.map((r) => r.id) : [...new Set(ids)]
 }
 
 /**
