@@ -67,14 +67,31 @@ export const buildRegistered = (
     Effect.map(registration.build(config, context), (built) => (Array.isArray(built) ? built : [built as Venue]))
   )
 
+/** Every venue module a registration loads on use, for {@link loadVenueCode}. */
+const loaders: Array<() => Promise<unknown>> = []
+
 /**
  * A module loaded the first time an effect needs it, once: how a registration reaches its venue's code, so that the
- * registrations stay light enough for the command line's start (its help pages list them).
+ * registrations stay light enough for the command line's start (its help pages list them). Once loaded, the effect
+ * answers it without waiting.
  */
 export const lazyModule = <M>(load: () => Promise<M>): Effect.Effect<M> => {
+  let loaded: M | undefined
   let loading: Promise<M> | undefined
-  return Effect.promise(() => (loading ??= load()))
+  const start = () =>
+    (loading ??= load().then((m) => {
+      loaded = m
+      return m
+    }))
+  loaders.push(start)
+  return Effect.suspend(() => (loaded !== undefined ? Effect.succeed(loaded) : Effect.promise(start)))
 }
+
+/**
+ * Loads the code of every registered venue now. A server loads it before it binds its port, so that building its
+ * venues never waits (a request that came in while a layer waited would find no handler yet).
+ */
+export const loadVenueCode = (): Promise<unknown> => Promise.all(loaders.map((load) => load()))
 
 /** A setting that reads as a thrown error (a venue whose reader throws) as the failure of an effect. */
 export const readOrFail = <A>(read: () => A): Effect.Effect<A, string> =>

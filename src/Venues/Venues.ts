@@ -8,6 +8,7 @@ import { makePaperVenue } from "./Paper/Venue.ts"
 import {
   buildRegistered,
   DEFAULT_CONTEXT,
+  loadVenueCode,
   type Env,
   type VenueContext,
   type VenueRegistration
@@ -15,6 +16,9 @@ import {
 import type { FaultRule } from "./SimVenue.ts"
 
 export { BUILT_IN_VENUES, DEFAULT_VENUES, registrationsWith } from "./BuiltIn.ts"
+
+// The server's modules load the built-in venues' code with them, before any port is bound.
+await loadVenueCode()
 
 /** How a venue id is built, in place of its registration (a venue made by the caller, as tests do). */
 export type VenueBuilders = Readonly<
