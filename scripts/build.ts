@@ -55,7 +55,7 @@ export const listedCommands = (page: string): Array<string> => {
   let listing = false
   for (const line of stripVTControlCharacters(page).split("\n")) {
     if (/^\S.*:$/.test(line)) {
-      listing = !/^(Usage|Arguments|Flags|Global flags|Examples):$/.test(line)
+      listing = !/^(Usage|Arguments|Flags|Global flags|Venues|Examples):$/.test(line)
       continue
     }
     const listed = /^ {2}([a-z][a-z0-9-]*)(?: {3,}\S.*)?$/.exec(line)

@@ -9,6 +9,9 @@ import * as Schema from "effect/Schema"
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { Tapes } from "../src/Data/Tapes.ts"
+import { BUILT_IN_VENUES } from "../src/Venues/BuiltIn.ts"
+import type { TapeEvent, TapeHeader } from "./Tape.ts"
+import type { ConvertReport } from "./convert/Transcript.ts"
 
 /**
  * The modules a command runs on, loaded when it runs: the engine, the desk and the converters stay out of `--help`
@@ -198,10 +201,22 @@ const toOption = Options.choice("to", ["ndjson", "arrow"]).pipe(
   Options.optional
 )
 
+/** A recorded venue stream's text as a tape, with the report of what was read and skipped. */
+type Converter = (text: string) => { header: TapeHeader; events: Array<TapeEvent>; report: ConvertReport }
+
+/** How a registered venue's recorded stream becomes a tape, by the venue's id: the venues `--from` offers. */
+const CONVERTERS: Readonly<Record<string, () => Promise<Converter>>> = {
+  kalshi: () => import("./convert/Kalshi.ts").then((m) => m.convertKalshi),
+  polymarket: () => import("./convert/Polymarket.ts").then((m) => m.convertPolymarket)
+}
+
+/** The registered venues whose recordings convert, in registration order. */
+const RECORDED_VENUES = BUILT_IN_VENUES.map((r) => r.id).filter((id) => CONVERTERS[id] !== undefined)
+
 const convertCommand = Command.make(
   "convert",
   {
-    from: Options.choice("from", ["polymarket", "kalshi", "tape"]).pipe(
+    from: Options.choice("from", [...RECORDED_VENUES, "tape"]).pipe(
       Options.withDescription("The recording's venue, or `tape` for a tape of either format (NDJSON or Arrow IPC)")
     ),
     to: toOption,
@@ -227,12 +242,9 @@ const convertCommand = Command.make(
           `wrote ${count} events for ${tape.header.markets.length} markets to ${o.out} (${format})`
         )
       }
-      const { convertKalshi } = yield* load(() => import("./convert/Kalshi.ts"))
-      const { convertPolymarket } = yield* load(() => import("./convert/Polymarket.ts"))
+      const convert = yield* load(CONVERTERS[o.from]!)
       const text = yield* readText(o.input, "recording")
-      const { header, events, report } = yield* orFail(`${o.input} is not a ${o.from} recording`, () =>
-        o.from === "kalshi" ? convertKalshi(text) : convertPolymarket(text)
-      )
+      const { header, events, report } = yield* orFail(`${o.input} is not a ${o.from} recording`, () => convert(text))
       if (events.length === 0) {
         process.stderr.write(JSON.stringify(report, null, 2) + "\n")
         return yield* new SimError({

@@ -19,6 +19,8 @@ import { Tapes } from "./Data/Tapes.ts"
 import { historyCommand, keysCommand, loginCommand } from "./Hosted/Cli.ts"
 import type * as Layer from "effect/Layer"
 import { NAME, VERSION } from "./Version.ts"
+import { BUILT_IN_VENUES, DEFAULT_VENUES, registrationsWith } from "./Venues/BuiltIn.ts"
+import type { VenueRegistration } from "./Venues/Registration.ts"
 
 export { CliError, oneLine } from "./CliError.ts"
 
@@ -67,29 +69,31 @@ const simVenueCount = Options.integer("sim-venues").pipe(
   Options.optional
 )
 const venueList = Options.text("venues").pipe(
-  Options.withDescription("Venues to serve, a comma list (default $CROSSBOOK_VENUES or sim,kalshi,polymarket)"),
+  Options.withDescription(`Venues to serve, a comma list (default $CROSSBOOK_VENUES or ${DEFAULT_VENUES.join(",")})`),
   Options.optional
 )
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print the answer as JSON"))
 
-const serve = Command.make(
-  "serve",
-  {
-    host,
-    port,
-    db,
-    control,
-    envFile,
-    simSeed,
-    simCash,
-    paperCash,
-    simFaults,
-    simVenues: simVenueCount,
-    venues: venueList
-  },
-  (options) => Effect.flatMap(stack, (m) => m.serve(options))
-).pipe(Command.withDescription("Run the trading server (embedded sim venue, SQLite under the home folder)"))
+/** `crossbook serve`, serving `registrations` beside the built-in venues. */
+const serveCommand = (registrations: ReadonlyArray<VenueRegistration>) =>
+  Command.make(
+    "serve",
+    {
+      host,
+      port,
+      db,
+      control,
+      envFile,
+      simSeed,
+      simCash,
+      paperCash,
+      simFaults,
+      simVenues: simVenueCount,
+      venues: venueList
+    },
+    (options) => Effect.flatMap(stack, (m) => m.serve(options, registrations))
+  ).pipe(Command.withDescription("Run the trading server (embedded sim venue, SQLite under the home folder)"))
 
 const tokenCreate = Command.make(
   "create",
@@ -312,31 +316,39 @@ const openapi = Command.make(
   (options) => Effect.flatMap(stack, (m) => m.openapi(options))
 ).pipe(Command.withDescription("Print the OpenAPI document the server publishes"))
 
-const doctorCommand = Command.make(
-  "doctor",
-  {
-    db,
-    control,
-    json: Options.boolean("json").pipe(Options.withDescription("One JSON document on stdout"))
-  },
-  (options) => Effect.flatMap(stack, (m) => m.doctorCommand(options))
-).pipe(
-  Command.withDescription(
-    "Check the home, its lock and databases (modes, integrity), and each venue: reachable, credentials present, clock skew"
+/** `crossbook doctor`, checking `registrations` beside the built-in venues. */
+const doctorCommand = (registrations: ReadonlyArray<VenueRegistration>) =>
+  Command.make(
+    "doctor",
+    {
+      db,
+      control,
+      json: Options.boolean("json").pipe(Options.withDescription("One JSON document on stdout"))
+    },
+    (options) => Effect.flatMap(stack, (m) => m.doctorCommand(options, registrations))
+  ).pipe(
+    Command.withDescription(
+      "Check the home, its lock and databases (modes, integrity), and each venue: reachable, credentials present, clock skew"
+    )
   )
-)
 
-/** The command tree, with the commands that live outside `src/` (simulation, backtests) added by the entry point. */
-export const rootCommand = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(extra: Extra) =>
+/**
+ * The command tree, with the commands that live outside `src/` (simulation, backtests) added by the entry point, and
+ * the venues it registers beside the built-in ones (served by `serve`, checked by `doctor`).
+ */
+export const rootCommand = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(
+  extra: Extra,
+  registrations: ReadonlyArray<VenueRegistration> = []
+) =>
   Command.make(NAME).pipe(
     Command.withDescription("Self-hosted trading server for prediction markets"),
     Command.withSubcommands([
-      serve,
+      serveCommand(registrations),
       token,
       me,
       orders,
       openapi,
-      doctorCommand,
+      doctorCommand(registrations),
       matchCommand,
       dataCommand,
       recordCommand,
@@ -348,8 +360,10 @@ export const rootCommand = <const Extra extends ReadonlyArray<Command.Command<an
   )
 
 /** The command line's runner over the command tree. */
-export const makeCli = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(extra: Extra) =>
-  Command.run(rootCommand(extra), { name: NAME, version: VERSION })
+export const makeCli = <const Extra extends ReadonlyArray<Command.Command<any, any, any, any>>>(
+  extra: Extra,
+  registrations: ReadonlyArray<VenueRegistration> = []
+) => Command.run(rootCommand(extra, registrations), { name: NAME, version: VERSION })
 
 /**
  * Colour only for a terminal, never when `NO_COLOR` is set (https://no-color.org), and always when `FORCE_COLOR` is
@@ -408,7 +422,8 @@ const reportFailure = (cause: Cause.Cause<unknown>): Effect.Effect<number> =>
 export const answerWithoutRunning = (
   root: CommandSpec,
   args: ReadonlyArray<string>,
-  colour: boolean
+  colour: boolean,
+  venues: ReadonlyArray<VenueRegistration> = BUILT_IN_VENUES
 ): number | undefined => {
   const end = args.indexOf("--")
   const own = end < 0 ? args : args.slice(0, end)
@@ -427,7 +442,7 @@ export const answerWithoutRunning = (
     own.every((a) => !a.startsWith("-"))
   if (!wantsHelp && !bareGroup) return undefined
   // A word past the command's own (an argument) does not change which page is shown.
-  process.stdout.write(renderHelp(root, spec, colour))
+  process.stdout.write(renderHelp(root, spec, colour, venues))
   return 0
 }
 
@@ -436,17 +451,27 @@ export const runCli = <const Extra extends ReadonlyArray<Command.Command<any, an
   extra: Extra,
   argv: ReadonlyArray<string> = process.argv,
   /** How the data host's commands read and write tapes: the simulator's format, given by the entry point that has it. */
-  tapes: Layer.Layer<Tapes> = Tapes.unavailable
+  tapes: Layer.Layer<Tapes> = Tapes.unavailable,
+  /** Venues served (and checked, and listed in help) beside the built-in ones. */
+  registrations: ReadonlyArray<VenueRegistration> = []
 ): void => {
   const colour = colourFor(process.stdout)
   if (!colour) plainStream(process.stdout)
   if (!colourFor(process.stderr)) plainStream(process.stderr)
-  const early = answerWithoutRunning(commandSpec(rootCommand(extra)), argv.slice(2), colour)
+  const early = answerWithoutRunning(
+    commandSpec(rootCommand(extra, registrations)),
+    argv.slice(2),
+    colour,
+    registrationsWith(registrations)
+  )
   if (early !== undefined) {
     process.exitCode = early
     return
   }
-  const program = makeCli(extra)(argv).pipe(
+  const program = makeCli(
+    extra,
+    registrations
+  )(argv).pipe(
     Effect.as(0),
     Effect.catchAllCause(reportFailure),
     Effect.provide(tapes),

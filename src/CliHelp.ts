@@ -1,6 +1,8 @@
 /** The command tree read as plain data, its help pages in the style of git and kubectl, and "did you mean" for commands. */
 import type { Command } from "@effect/cli"
 import { distance } from "fastest-levenshtein"
+import { BUILT_IN_VENUES } from "./Venues/BuiltIn.ts"
+import type { VenueRegistration } from "./Venues/Registration.ts"
 
 /** One flag of a command, as its help page shows it. */
 export interface FlagSpec {
@@ -384,8 +386,26 @@ export const summaryOf = (description: string, width = SUMMARY_WIDTH): string =>
   return bare.length <= width ? bare : `${bare.slice(0, width - 1).replace(/\s+\S*$/, "")}…`
 }
 
-/** The help page of a command: description, usage, commands (grouped on the root), flags, examples. */
-export const renderHelp = (root: CommandSpec, spec: CommandSpec, colour: boolean): string => {
+/** The pages that list the venues a server can serve, each with its settings. */
+const VENUE_PAGES: ReadonlySet<string> = new Set(["serve"])
+
+/** The venues as a help page lists them: id, what it is, the environment variables it reads. */
+const venueRows = (venues: ReadonlyArray<VenueRegistration>): Array<readonly [string, string]> =>
+  venues.map((v) => {
+    const names = v.settings.variables
+    return [v.id, names.length === 0 ? v.description : `${v.description}. Settings: ${names.join(", ")}`] as const
+  })
+
+/**
+ * The help page of a command: description, usage, commands (grouped on the root), flags, the venues (on `serve`'s,
+ * from their registrations: the built-in ones unless others are given), examples.
+ */
+export const renderHelp = (
+  root: CommandSpec,
+  spec: CommandSpec,
+  colour: boolean,
+  venues: ReadonlyArray<VenueRegistration> = BUILT_IN_VENUES
+): string => {
   const out: Array<string> = []
   const name = ["crossbook", ...spec.path].join(" ")
   out.push(...wrap(spec.path.length === 0 ? `${name}: ${spec.description}` : spec.description, HELP_WIDTH, 0), "")
@@ -422,6 +442,9 @@ export const renderHelp = (root: CommandSpec, spec: CommandSpec, colour: boolean
   }
   if (spec.flags.length > 0) out.push(bold("Flags:", colour), ...flagRows(spec.flags), "")
   out.push(bold("Global flags:", colour), ...flagRows(GLOBAL_FLAGS), "")
+  if (VENUE_PAGES.has(spec.path.join(" ")) && venues.length > 0) {
+    out.push(bold("Venues:", colour), ...table(venueRows(venues), 12, 12), "")
+  }
   const examples = EXAMPLES[spec.path.join(" ")] ?? []
   if (examples.length > 0) {
     out.push(bold("Examples:", colour), ...examples.map((e) => `  ${e}`), "")
@@ -435,8 +458,12 @@ export const renderHelp = (root: CommandSpec, spec: CommandSpec, colour: boolean
 }
 
 /** Every help page by path (`""`, `"serve"`, `"orders place"`, …). */
-export const helpPages = (root: CommandSpec, colour: boolean): Record<string, string> =>
-  Object.fromEntries(allCommands(root).map((spec) => [spec.path.join(" "), renderHelp(root, spec, colour)]))
+export const helpPages = (
+  root: CommandSpec,
+  colour: boolean,
+  venues: ReadonlyArray<VenueRegistration> = BUILT_IN_VENUES
+): Record<string, string> =>
+  Object.fromEntries(allCommands(root).map((spec) => [spec.path.join(" "), renderHelp(root, spec, colour, venues)]))
 
 /**
  * A command line that names a command group with a word that is none of its commands: the message to print

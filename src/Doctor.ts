@@ -3,8 +3,8 @@ import Database from "better-sqlite3"
 import { Clock, Effect } from "effect"
 import { existsSync, statSync } from "node:fs"
 import { homeHolder } from "./Home.ts"
-import { ENDPOINTS as KALSHI_ENDPOINTS } from "./Venues/Kalshi/Venue.ts"
-import { DEFAULT_HOSTS as POLYMARKET_HOSTS } from "./Venues/Polymarket/Rest.ts"
+import { BUILT_IN_VENUES } from "./Venues/BuiltIn.ts"
+import type { VenueRegistration } from "./Venues/Registration.ts"
 import { registryFile } from "./Registry.ts"
 
 export type CheckStatus = "ok" | "warn" | "fail"
@@ -14,67 +14,6 @@ export interface Check {
   readonly status: CheckStatus
   readonly detail: string
 }
-
-/**
- * A venue as doctor sees it: the environment variables its credentials come from (any one of each group will do),
- * and the URL that tells whether it is reachable and what its clock says. Real venues join this list.
- */
-export interface VenueProbe {
-  readonly id: string
-  /** Each inner list is one credential; any of its variables provides it. */
-  readonly credentials: ReadonlyArray<ReadonlyArray<string>>
-  /** Undefined for a venue inside the server (no network, the server's own clock). */
-  readonly url?: (env: NodeJS.ProcessEnv) => string
-  /** What the settings say about the account, when there is something to say: a note, a warning or a failure. */
-  readonly account?: (env: NodeJS.ProcessEnv) => { readonly status: CheckStatus; readonly detail: string } | undefined
-}
-
-/**
- * Which Polymarket signature type the settings sign with, and whether the account can trade with it: new accounts
- * trade through a deposit wallet (type 3, the default once `POLYMARKET_FUNDER` is set); a bare key signs as an EOA,
- * which the venue refuses for them ("maker address not allowed, please use the deposit wallet flow").
- */
-export const polymarketAccount = (env: NodeJS.ProcessEnv): { status: CheckStatus; detail: string } | undefined => {
-  if ((env["POLYMARKET_PRIVATE_KEY"] ?? "") === "") return undefined
-  const funder = env["POLYMARKET_FUNDER"] ?? ""
-  const type = env["POLYMARKET_SIGNATURE_TYPE"] || (funder === "" ? "0" : "3")
-  const names: Record<string, string> = { "0": "EOA", "1": "proxy wallet", "2": "Gnosis Safe", "3": "deposit wallet" }
-  if (names[type] === undefined) return { status: "fail", detail: "POLYMARKET_SIGNATURE_TYPE must be 0, 1, 2 or 3" }
-  if (type !== "0" && funder === "") {
-    return {
-      status: "fail",
-      detail: `signature type ${type} (${names[type]}) needs POLYMARKET_FUNDER, the wallet's address`
-    }
-  }
-  if (type === "0") {
-    return {
-      status: "warn",
-      detail:
-        "signs as a bare EOA (type 0): accounts opened through the deposit-wallet flow need type 3 — set POLYMARKET_FUNDER to the deposit wallet's address (type 3 is then the default)"
-    }
-  }
-  return { status: "ok", detail: `signs as a ${names[type]} (type ${type}) for ${funder}` }
-}
-
-export const VENUES: ReadonlyArray<VenueProbe> = [
-  { id: "sim", credentials: [] },
-  {
-    id: "kalshi",
-    credentials: [["KALSHI_API_KEY_ID"], ["KALSHI_PRIVATE_KEY_PATH", "KALSHI_PRIVATE_KEY"]],
-    // The host `serve` trades on: KALSHI_API_URL, else the endpoint of KALSHI_ENV.
-    url: (env) =>
-      `${base(env["KALSHI_API_URL"], KALSHI_ENDPOINTS[env["KALSHI_ENV"]?.trim() === "demo" ? "demo" : "prod"].api)}/exchange/status`
-  },
-  {
-    id: "polymarket",
-    credentials: [["POLYMARKET_PRIVATE_KEY"]],
-    url: (env) => `${base(env["POLYMARKET_CLOB_URL"], POLYMARKET_HOSTS.clob)}/time`,
-    account: polymarketAccount
-  }
-]
-
-/** A base URL as the venue reads it from the environment: the variable when set and not blank, else the default. */
-const base = (given: string | undefined, fallback: string): string => (given?.trim() || fallback).replace(/\/+$/, "")
 
 const mode = (file: string): number => statSync(file).mode & 0o777
 const octal = (m: number): string => `0${m.toString(8)}`
@@ -104,26 +43,31 @@ const databaseCheck = (name: string, file: string): Check => {
   return { name, status: "ok", detail: `${file} (0600, integrity ok)` }
 }
 
-/** Fetches the venue's URL with a short timeout; the clock skew comes from the answer's Date header (to the second). */
-const venueCheck = (venue: VenueProbe, env: NodeJS.ProcessEnv, timeoutMs: number) =>
+/**
+ * A registered venue's check: its credentials (present or not, never their values), what its settings say about the
+ * account, and its URL fetched with a short timeout; the clock skew comes from the answer's Date header (to the
+ * second). A venue without a URL is embedded.
+ */
+const venueCheck = (venue: VenueRegistration, env: NodeJS.ProcessEnv, timeoutMs: number) =>
   Effect.gen(function* () {
-    const missing = venue.credentials.filter((names) => !names.some((n) => (env[n] ?? "") !== ""))
+    const wanted = venue.settings.credentials
+    const missing = wanted.filter((names) => !names.some((n) => (env[n] ?? "") !== ""))
     const credentials =
-      venue.credentials.length === 0
+      wanted.length === 0
         ? "no credentials needed"
         : missing.length === 0
-          ? `credentials present (${venue.credentials.map((names) => names.join(" or ")).join(", ")})`
+          ? `credentials present (${wanted.map((names) => names.join(" or ")).join(", ")})`
           : `credentials missing: ${missing.map((names) => names.join(" or ")).join(", ")}`
-    if (venue.url === undefined) {
+    const account = venue.doctor?.account?.(env)
+    const note = account === undefined ? "" : `; ${account.detail}`
+    if (venue.doctor?.url === undefined) {
       return {
         name: `venue ${venue.id}`,
-        status: "ok",
-        detail: `embedded, reachable, no clock skew; ${credentials}`
+        status: account?.status ?? "ok",
+        detail: `embedded, reachable, no clock skew; ${credentials}${note}`
       } as Check
     }
-    const url = venue.url(env)
-    const account = venue.account?.(env)
-    const note = account === undefined ? "" : `; ${account.detail}`
+    const url = yield* venue.doctor.url(env)
     const before = yield* Clock.currentTimeMillis
     const answer = yield* Effect.tryPromise((signal) => fetch(url, { signal, method: "GET" })).pipe(
       Effect.timeout(timeoutMs),
@@ -165,7 +109,8 @@ export const doctor = (options: {
   readonly dbFile: string
   readonly controlFile: string
   readonly env?: NodeJS.ProcessEnv
-  readonly venues?: ReadonlyArray<VenueProbe>
+  /** The venues checked (default the built-in ones). */
+  readonly venues?: ReadonlyArray<VenueRegistration>
   readonly timeoutMs?: number
 }) =>
   Effect.gen(function* () {
@@ -202,7 +147,7 @@ export const doctor = (options: {
     checks.push(databaseCheck("engine database", options.dbFile))
     checks.push(databaseCheck("control database", options.controlFile))
     const venues = yield* Effect.forEach(
-      options.venues ?? VENUES,
+      options.venues ?? BUILT_IN_VENUES,
       (venue) => venueCheck(venue, env, options.timeoutMs ?? 3000),
       { concurrency: "unbounded" }
     )

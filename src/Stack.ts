@@ -31,7 +31,8 @@ import { FaultPlan, type FaultRule, makeSimVenues } from "./Venues/SimVenue.ts"
 import { localMatchingLayer } from "./Matching/Local.ts"
 import { MatchingClient, serviceApiKey } from "./Services/MatchingClient.ts"
 import { makePaperVenue } from "./Venues/Paper/Venue.ts"
-import { parseVenueList, servedVenuesLayer, simVenueCountFrom } from "./Venues/Venues.ts"
+import type { VenueRegistration } from "./Venues/Registration.ts"
+import { parseVenueList, registrationsWith, servedVenuesLayer, simVenueCountFrom } from "./Venues/Venues.ts"
 import * as F from "./Domain/Fixed.ts"
 import { NAME, VERSION } from "./Version.ts"
 
@@ -278,8 +279,11 @@ export interface ServeOptions {
   readonly venues: Option.Option<string>
 }
 
-/** `crossbook serve`: binds the port, takes the home, opens the databases, and serves until stopped. */
-export const serve = (options: ServeOptions) =>
+/**
+ * `crossbook serve`: binds the port, takes the home, opens the databases, and serves until stopped. `registrations`
+ * are venues served beside the built-in ones (an entry point of its own passes them).
+ */
+export const serve = (options: ServeOptions, registrations: ReadonlyArray<VenueRegistration> = []) =>
   Effect.gen(function* () {
     if (Option.isSome(options.envFile)) {
       const file = options.envFile.value
@@ -322,11 +326,15 @@ export const serve = (options: ServeOptions) =>
       process.env["CROSSBOOK_SIM_VENUES"]
     ).pipe(Effect.mapError((message) => new CliError({ message })))
     const venues = servedVenuesLayer({
-      list: parseVenueList(Option.getOrUndefined(options.venues) ?? process.env["CROSSBOOK_VENUES"]),
+      list: parseVenueList(
+        Option.getOrUndefined(options.venues) ?? process.env["CROSSBOOK_VENUES"],
+        registrationsWith(registrations)
+      ),
       env: process.env,
       seed,
       simVenues: simCount,
-      faults
+      faults,
+      registrations
     }).pipe(Layer.mapError((message) => new CliError({ message })))
     const services = Layer.provideMerge(
       matchingLayer(process.env, home),
@@ -399,19 +407,23 @@ export const openapi = ({ out }: { readonly out: Option.Option<string> }) =>
     yield* fs.writeFileString(out.value, text)
   })
 
-/** `crossbook doctor`: checks of the home, its databases and each venue, printed or as JSON. */
-export const doctorCommand = (o: {
-  readonly db: Option.Option<string>
-  readonly control: Option.Option<string>
-  readonly json: boolean
-}) =>
+/** `crossbook doctor`: checks of the home, its databases and each venue (`registrations` too), printed or as JSON. */
+export const doctorCommand = (
+  o: {
+    readonly db: Option.Option<string>
+    readonly control: Option.Option<string>
+    readonly json: boolean
+  },
+  registrations: ReadonlyArray<VenueRegistration> = []
+) =>
   Effect.gen(function* () {
     privateFiles()
     const home = homeFolder()
     const report = yield* doctor({
       home,
       dbFile: Option.getOrElse(o.db, () => join(home, "engine.db")),
-      controlFile: Option.getOrElse(o.control, () => join(home, "control.db"))
+      controlFile: Option.getOrElse(o.control, () => join(home, "control.db")),
+      venues: registrationsWith(registrations)
     })
     if (o.json) yield* Console.log(JSON.stringify(report, null, 2))
     else {

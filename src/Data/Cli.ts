@@ -2,6 +2,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { simSeedOption, simVenuesOption } from "../Matching/Cli.ts"
 import * as Effect from "effect/Effect"
+import { DEFAULT_VENUES } from "../Venues/BuiltIn.ts"
 
 // The store, the HTTP server and the venues load when one of these commands runs, not with the command tree.
 const run = Effect.promise(() => import("./Run.ts"))
@@ -23,7 +24,7 @@ const serve = Command.make(
     ),
     venues: Options.text("venues").pipe(
       Options.withDescription(
-        "Venues whose catalogs the matching routes read (default $CROSSBOOK_VENUES or sim,kalshi,polymarket)"
+        `Venues whose catalogs the matching routes read (default $CROSSBOOK_VENUES or ${DEFAULT_VENUES.join(",")})`
       ),
       Options.optional
     ),
@@ -66,7 +67,7 @@ export const recordCommand = Command.make(
   "record",
   {
     venue: Options.text("venue").pipe(
-      Options.withDescription("The venue (sim, kalshi, polymarket)"),
+      Options.withDescription(`The venue (${DEFAULT_VENUES.join(", ")})`),
       Options.withDefault("sim")
     ),
     markets: Options.text("markets").pipe(

@@ -66,7 +66,7 @@ export interface ServeVenues {
 /**
  * The data host's app over a store, on whatever HttpServer is provided: the history API, login and keys, and the
  * matching protocol (`/match/market`, `/match/event`, behind an API key) answered by the local matcher over the
- * venues' catalogs (default $CROSSBOOK_VENUES or sim,kalshi,polymarket; the sim needs no network).
+ * venues' catalogs (default $CROSSBOOK_VENUES or every built-in venue; the sim needs no network).
  */
 export const dataServeApp = (store: DataStore, options: ServeVenues & { readonly maxRangeMs?: number }) =>
   Effect.gen(function* () {

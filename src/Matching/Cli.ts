@@ -2,6 +2,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { DEFAULT_VENUES } from "../Venues/BuiltIn.ts"
 
 // The matcher, its evaluation and the hosted client load when a match command runs, not with the command tree.
 const run = Effect.promise(() => import("./Run.ts"))
@@ -46,7 +47,7 @@ export const matchCommand = Command.make(
     json: Options.boolean("json").pipe(Options.withDescription("Print the answer as one JSON document")),
     venues: Options.text("venues").pipe(
       Options.withDescription(
-        "Venues whose catalogs the local matcher reads (default $CROSSBOOK_VENUES or sim,kalshi,polymarket)"
+        `Venues whose catalogs the local matcher reads (default $CROSSBOOK_VENUES or ${DEFAULT_VENUES.join(",")})`
       ),
       Options.optional
     ),

@@ -30,6 +30,12 @@ export type CapabilityKey = (typeof CAPABILITY_KEYS)[number]
 export type Capability = boolean | "partial"
 export type Capabilities = { readonly [K in CapabilityKey]: Capability }
 
+/**
+ * A venue's capability map as declared, its literal values kept (`false` stays `false`), so that the type of a remote
+ * venue built with it knows which members it needs (see {@link RemoteVenue}).
+ */
+export const capabilities = <const H extends Capabilities>(has: H): H => has
+
 export interface VenueInfo {
   readonly id: string
   readonly name: string
@@ -207,6 +213,48 @@ export interface Venue {
    */
   readonly fees?: (nativeId: string) => Effect.Effect<MarketFees | undefined, VenueError>
 }
+
+/**
+ * The members a remote venue provides for the account capabilities it may claim. A remote venue's own record is the
+ * account's (its cash, positions, orders and fills), so what `has` claims is read there; an in-process venue's record
+ * is the desk's own ledger, and needs none of them.
+ */
+export const CAPABILITY_MEMBERS = {
+  fetch_balance: ["balance"],
+  fetch_positions: ["positions"],
+  fetch_orders: ["openOrders", "orderById"],
+  fetch_my_trades: ["fillsSince"],
+  cancel_all_orders: ["cancelAll"]
+} as const satisfies { readonly [K in CapabilityKey]?: ReadonlyArray<keyof Venue> }
+
+type MemberKeys = keyof typeof CAPABILITY_MEMBERS
+type MembersOf<K extends MemberKeys> = (typeof CAPABILITY_MEMBERS)[K][number]
+/** The members a capability map needs: those of every key that may be true or `"partial"`. */
+type Needed<H extends Capabilities> = { [K in MemberKeys]: H[K] extends false ? never : MembersOf<K> }[MemberKeys]
+/** The members a capability map rules out: those of every key that is surely false. */
+type RuledOut<H extends Capabilities> = { [K in MemberKeys]: H[K] extends false ? MembersOf<K> : never }[MemberKeys]
+
+/**
+ * A remote venue whose type reads its own capability map `H` (its `info.has`): every account capability it may claim
+ * comes with the members that serve it (`fetch_balance` → `balance`, …), and one it never claims has none of them.
+ */
+export type RemoteVenue<H extends Capabilities> = Venue & {
+  readonly remote: true
+  readonly info: VenueInfo & { readonly has: H }
+} & { readonly [M in Needed<H>]-?: NonNullable<Venue[M]> } & { readonly [M in RuledOut<H>]?: undefined }
+
+/**
+ * What a built remote venue claims without the members to serve it, as sentences (none for an in-process venue): the
+ * run-time side of {@link RemoteVenue}, for venues whose capabilities are only known once built.
+ */
+export const capabilityGaps = (venue: Venue): ReadonlyArray<string> =>
+  venue.remote !== true
+    ? []
+    : Object.entries(CAPABILITY_MEMBERS).flatMap(([key, members]) =>
+        venue.info.has[key as MemberKeys] === false
+          ? []
+          : members.filter((m) => venue[m] === undefined).map((m) => `${venue.info.id} claims ${key} but has no ${m}`)
+      )
 
 /**
  * A market's fee schedule: the one its record carries, else the one its venue states for it, else undefined (none

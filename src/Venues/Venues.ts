@@ -1,82 +1,102 @@
-/** The venues of a server from a `--venues` / `CROSSBOOK_VENUES` list: the embedded sim, Kalshi and Polymarket. */
+/** The venues of a server from a `--venues` / `CROSSBOOK_VENUES` list, built from the venues' registrations. */
 import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, type Scope } from "effect"
-import { type Venue, VenueGateway } from "../Services/VenueGateway.ts"
+import { capabilityGaps, type Venue, VenueGateway } from "../Services/VenueGateway.ts"
+import { BUILT_IN_VENUES, registrationsWith } from "./BuiltIn.ts"
 import { makePaperVenue } from "./Paper/Venue.ts"
-import { simVenueId } from "./Sim/Catalog.ts"
-import { type FaultRule, makeSimVenues } from "./SimVenue.ts"
-import { kalshiBuilder } from "./Kalshi/Venue.ts"
-import { configFromEnv as polymarketConfig, makePolymarketVenue } from "./Polymarket/Venue.ts"
+import {
+  buildRegistered,
+  DEFAULT_CONTEXT,
+  loadVenueCode,
+  type Env,
+  type VenueContext,
+  type VenueRegistration
+} from "./Registration.ts"
+import type { FaultRule } from "./SimVenue.ts"
 
-type Env = Readonly<Record<string, string | undefined>>
+export { BUILT_IN_VENUES, DEFAULT_VENUES, registrationsWith } from "./BuiltIn.ts"
 
-/** How each venue id is built; a venue whose builder is absent here is left out and named in `skipped`. */
-export type VenueBuilders = Readonly<Record<string, Effect.Effect<Venue, string, Scope.Scope | HttpClient.HttpClient>>>
+// The server's modules load the built-in venues' code with them, before any port is bound.
+await loadVenueCode()
 
-/** The Polymarket builder from the environment: a settings error fails with its sentence. */
-export const polymarketBuilder = (env: Env): Effect.Effect<Venue, string, Scope.Scope | HttpClient.HttpClient> =>
-  Effect.flatMap(
-    Effect.try({
-      try: () => polymarketConfig(env),
-      catch: (e) => (e instanceof Error ? e.message : String(e))
-    }),
-    makePolymarketVenue
-  )
+/** How a venue id is built, in place of its registration (a venue made by the caller, as tests do). */
+export type VenueBuilders = Readonly<
+  Record<string, Effect.Effect<Venue | ReadonlyArray<Venue>, string, Scope.Scope | HttpClient.HttpClient>>
+>
 
-/** The venues `serve` offers when none are named. */
-export const DEFAULT_VENUES = ["sim", "kalshi", "polymarket"] as const
-
-/** A `--venues` / `CROSSBOOK_VENUES` list: comma-separated ids, trimmed, lower-case, each once; empty means the default. */
-export const parseVenueList = (text: string | undefined): ReadonlyArray<string> => {
+/**
+ * A `--venues` / `CROSSBOOK_VENUES` list: comma-separated ids, trimmed, lower-case, each once; empty means every
+ * venue of `registrations` (the built-in ones unless given, see `registrationsWith`).
+ */
+export const parseVenueList = (
+  text: string | undefined,
+  registrations: ReadonlyArray<VenueRegistration> = BUILT_IN_VENUES
+): ReadonlyArray<string> => {
   const ids = (text ?? "")
     .split(",")
     .map((s) => s.trim().toLowerCase())
     .filter((s) => s !== "")
-  return ids.length === 0 ? DEFAULT_VENUES : [...new Set(ids)]
+  return ids.length === 0 ? registrations.map((r) => r.id) : [...new Set(ids)]
 }
 
 /**
- * The venues of a server, in the order listed. Building a venue never reaches the network, so a venue that
- * cannot be reached still starts: its routes answer 502/504 until it can be.
+ * The venues of a server, in the order listed (a builder may stand for several, the sim for `sim`, `sim2`, …).
+ * Building a venue never reaches the network, so a venue that cannot be reached still starts: its routes answer
+ * 502/504 until it can be. A remote venue that claims a capability without the members to serve it is refused.
  */
 export const buildVenues = <R>(
   list: ReadonlyArray<string>,
-  builders: Readonly<Record<string, Effect.Effect<Venue, string, R>>>
+  builders: Readonly<Record<string, Effect.Effect<Venue | ReadonlyArray<Venue>, string, R>>>
 ) =>
   Effect.gen(function* () {
     const venues: Array<Venue> = []
     const skipped: Array<string> = []
     for (const id of list) {
       const build = builders[id]
-      if (build === undefined) skipped.push(id)
-      else venues.push(yield* build)
+      if (build === undefined) {
+        skipped.push(id)
+        continue
+      }
+      const built = yield* build
+      for (const venue of Array.isArray(built) ? built : [built as Venue]) {
+        const gaps = capabilityGaps(venue)
+        if (gaps.length > 0) return yield* Effect.fail(`venue ${venue.info.id} is not consistent: ${gaps.join("; ")}`)
+        venues.push(venue)
+      }
     }
     return { venues, skipped }
   })
 
 /**
- * The VenueGateway of `serve` from a venue list: `sim` (given, always built by the caller's layer), `kalshi` and
- * `polymarket` from the environment, and any other builders given. Skipped ids are logged.
+ * The VenueGateway of `serve` from a venue list: each id built from its registration (the built-in ones and any
+ * `registrations` given) with the settings `env` holds, or by the builder given for it (`sim`, `others`). Ids that
+ * name no venue are logged and left out; every venue served has its paper account beside its own.
  */
 export const venuesLayerFromList = (options: {
   readonly list: ReadonlyArray<string>
   readonly env: Env
-  readonly sim: Effect.Effect<Venue, never, Scope.Scope>
+  /** The embedded sim as the caller made it, in place of its registration's. */
+  readonly sim?: Effect.Effect<Venue | ReadonlyArray<Venue>, never, Scope.Scope>
   readonly others?: VenueBuilders
+  /** Venues registered beside the built-in ones. */
+  readonly registrations?: ReadonlyArray<VenueRegistration>
+  readonly context?: VenueContext
 }): Layer.Layer<VenueGateway, string> =>
   Layer.scoped(
     VenueGateway,
     Effect.gen(function* () {
+      const context = options.context ?? DEFAULT_CONTEXT
+      const registered = Object.fromEntries(
+        registrationsWith(options.registrations).map((r) => [r.id, buildRegistered(r, options.env, context)])
+      )
       const { venues, skipped } = yield* buildVenues(options.list, {
-        sim: options.sim,
-        kalshi: kalshiBuilder(options.env),
-        polymarket: polymarketBuilder(options.env),
+        ...registered,
+        ...(options.sim === undefined ? {} : { sim: options.sim }),
         ...options.others
       })
       if (skipped.length > 0)
         yield* Effect.logWarning(`venues not available in this build, left out: ${skipped.join(", ")}`)
-      // Every venue served has its paper account beside its own.
       const paper = yield* Effect.forEach(venues, (v) => makePaperVenue(v))
       return VenueGateway.fromVenues(venues, paper)
     })
@@ -93,11 +113,9 @@ export const simVenueCountFrom = (
     : Effect.fail(`--sim-venues must be a whole number from 1 to 9, not ${given ?? env}`)
 }
 
-/** A venue list with `sim2` … `simN` in place after `sim`; those ids named on their own are left to `sim`'s place. */
-export const withSimVenues = (list: ReadonlyArray<string>, count: number): ReadonlyArray<string> =>
-  list.flatMap((id) =>
-    id === "sim" ? Array.from({ length: count }, (_, i) => simVenueId(i + 1)) : /^sim\d+$/.test(id) ? [] : [id]
-  )
+/** A venue list without `sim2` … `simN`: those venues are served in `sim`'s place, as many as `--sim-venues` says. */
+export const withoutSimCopies = (list: ReadonlyArray<string>): ReadonlyArray<string> =>
+  list.filter((id) => !/^sim\d+$/.test(id))
 
 /**
  * The VenueGateway of a venue list with the embedded sim run as `simVenues` venues (`sim`, `sim2`, …, in `sim`'s
@@ -110,32 +128,13 @@ export const servedVenuesLayer = (options: {
   readonly simVenues: number
   readonly faults?: ReadonlyArray<FaultRule>
   readonly others?: VenueBuilders
+  /** Venues registered beside the built-in ones. */
+  readonly registrations?: ReadonlyArray<VenueRegistration>
 }): Layer.Layer<VenueGateway, string> =>
-  Layer.unwrapEffect(
-    Effect.map(
-      Effect.cached(
-        makeSimVenues({
-          seed: options.seed,
-          stepMs: 1000,
-          markets: 24,
-          count: options.simVenues,
-          ...(options.faults === undefined ? {} : { faults: options.faults })
-        })
-      ),
-      (sims) =>
-        venuesLayerFromList({
-          list: withSimVenues(options.list, options.simVenues),
-          env: options.env,
-          sim: Effect.map(sims, (all) => all[0]!),
-          others: {
-            ...options.others,
-            ...Object.fromEntries(
-              Array.from({ length: options.simVenues - 1 }, (_, i) => [
-                simVenueId(i + 2),
-                Effect.map(sims, (all) => all[i + 1]!)
-              ])
-            )
-          }
-        })
-    )
-  )
+  venuesLayerFromList({
+    list: withoutSimCopies(options.list),
+    env: options.env,
+    context: { seed: options.seed, simVenues: options.simVenues, faults: options.faults ?? [] },
+    ...(options.others === undefined ? {} : { others: options.others }),
+    ...(options.registrations === undefined ? {} : { registrations: options.registrations })
+  })

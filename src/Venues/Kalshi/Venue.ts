@@ -1,7 +1,13 @@
 /** The Kalshi venue behind the VenueGateway seam: public data without credentials, trading on `kalshi:default` with them. */
 import type { HttpClient } from "@effect/platform"
 import { Effect, PubSub, type Scope } from "effect"
-import { type Capabilities, type Venue, type VenueError, type VenueEvent } from "../../Services/VenueGateway.ts"
+import {
+  type Capabilities,
+  type RemoteVenue,
+  type Venue,
+  type VenueError,
+  type VenueEvent
+} from "../../Services/VenueGateway.ts"
 import { makeKalshiCatalog } from "./Catalog.ts"
 import { makeKalshiData } from "./Data.ts"
 import { makeRest, venueError } from "./Rest.ts"
@@ -57,7 +63,7 @@ export const makeKalshiVenue = (
     const notTrading = <A>(): Effect.Effect<A, VenueError> =>
       Effect.fail(venueError("not_supported", "no Kalshi credentials are configured (KALSHI_API_KEY_ID)"))
 
-    const venue: Venue = {
+    const venue: RemoteVenue<ReturnType<typeof kalshiCapabilities>> = {
       info: { id: W.VENUE, name: "Kalshi", book_model: "yes_book", has: kalshiCapabilities(trading) },
       remote: true,
       streamsTrades: data.streamsTrades,

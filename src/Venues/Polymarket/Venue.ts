@@ -1,7 +1,7 @@
 /** The Polymarket venue behind the VenueGateway seam: Gamma catalog, the YES token's CLOB book, signed trading. */
 import type { HttpClient } from "@effect/platform"
 import { Effect, PubSub, type Scope } from "effect"
-import type { Capabilities, Venue, VenueEvent } from "../../Services/VenueGateway.ts"
+import { capabilities, type RemoteVenue, type Venue, type VenueEvent } from "../../Services/VenueGateway.ts"
 import { makePolymarketCatalog } from "./Catalog.ts"
 import { makeChannels } from "./Channels.ts"
 import { makePolymarketData } from "./Data.ts"
@@ -15,26 +15,27 @@ import { VENUE } from "./Wire.ts"
 export { accountOf, configFromEnv, type PolymarketAccount, type PolymarketConfig } from "./Settings.ts"
 
 /** What the venue can do: public data always, trading only with a key. */
-export const polymarketCapabilities = (trading: boolean): Capabilities => ({
-  fetch_markets: true,
-  search: true,
-  fetch_order_book: true,
-  fetch_trades: true,
-  watch_order_book: true,
-  create_order: trading,
-  cancel_order: trading,
-  cancel_all_orders: trading,
-  edit_order: false,
-  fetch_orders: trading,
-  fetch_my_trades: trading,
-  fetch_positions: false,
-  fetch_balance: false,
-  post_only: trading,
-  reduce_only: trading ? "partial" : false,
-  ioc: trading,
-  fok: trading,
-  market_order: trading
-})
+export const polymarketCapabilities = (trading: boolean) =>
+  capabilities({
+    fetch_markets: true,
+    search: true,
+    fetch_order_book: true,
+    fetch_trades: true,
+    watch_order_book: true,
+    create_order: trading,
+    cancel_order: trading,
+    cancel_all_orders: trading,
+    edit_order: false,
+    fetch_orders: trading,
+    fetch_my_trades: trading,
+    fetch_positions: false,
+    fetch_balance: false,
+    post_only: trading,
+    reduce_only: trading ? "partial" : false,
+    ioc: trading,
+    fok: trading,
+    market_order: trading
+  })
 
 /** Builds the Polymarket venue. Without a private key it serves public data and refuses to trade. */
 export const makePolymarketVenue = (
@@ -60,7 +61,7 @@ export const makePolymarketVenue = (
       resting: heartbeat.resting
     })
 
-    const venue: Venue & { readonly watch: typeof data.watch } = {
+    const venue: RemoteVenue<ReturnType<typeof polymarketCapabilities>> & { readonly watch: typeof data.watch } = {
       cancelAll: trading.cancelAll,
       cancelMarket: trading.cancelMarket,
       heartbeat: heartbeat.status,

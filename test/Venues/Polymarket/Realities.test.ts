@@ -3,7 +3,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { Effect, Exit, Queue, type Scope } from "effect"
 import fc from "fast-check"
 import { afterEach, describe, expect, it } from "vitest"
-import { polymarketAccount } from "../../../src/Doctor.ts"
+import { polymarketAccount } from "../../../src/Venues/Polymarket/Registration.ts"
 import * as F from "../../../src/Domain/Fixed.ts"
 import type { PlaceOrderRequest, Venue, VenueError, VenueEvent } from "../../../src/Services/VenueGateway.ts"
 import {
