@@ -18,14 +18,14 @@ export const ROOTS = ["src", "sim", "scripts"] as const
 export const LEVELS: ReadonlyArray<ReadonlyArray<string>> = [
   // pure schemas and functions: ids, exact money, orders, markets, errors
   ["src/Domain"],
-  // SQLite, the home folder and its files, the product's name, the CLI's error and help: none imports a room
-  ["src/Persistence", "src/Home", "src/Registry", "src/Version", "src/CliError", "src/CliHelp"],
+  // SQLite, the home folder and its files, the product's name, the CLI's errors: none imports a room
+  ["src/Persistence", "src/Home", "src/Registry", "src/Version", "src/CliError"],
   // the seams, and the client commands' view of a server
   ["src/Services", "src/Client"],
   ["src/Telemetry"],
   ["src/Venues"],
-  // the desk; the matcher behind the MatchingClient seam; the doctor's checks
-  ["src/Trading", "src/Matching", "src/Doctor"],
+  // the desk; the matcher behind the MatchingClient seam; the doctor's checks; help pages (they list the venues)
+  ["src/Trading", "src/Matching", "src/Doctor", "src/CliHelp"],
   ["src/Engine"],
   ["src/Orders"],
   ["src/Http"],
