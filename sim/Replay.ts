@@ -5,6 +5,7 @@ import * as F from "../src/Domain/Fixed.ts"
 import type { OrderRequest } from "../src/Domain/OrderRequest.ts"
 import { serverServices } from "../src/Stack.ts"
 import { Engine as EngineTag, type Engine } from "../src/Engine/Engine.ts"
+import type { OrderType } from "../src/Engine/OrderType.ts"
 import { Auth } from "../src/Services/Auth.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"
 import { OrderStore } from "../src/Services/OrderStore.ts"
@@ -49,16 +50,22 @@ export type Wiring = (
   startingCash: string
 ) => Layer.Layer<Desk | Engine | OrderStore | Journal | VenueGateway | Buckets, never, never>
 
-export const simWiring: Wiring = (venues, seed, startingCash) =>
-  serverServices({
-    seed,
-    engineSeed: seed,
-    drivenEngine: true,
-    startingCash,
-    venues,
-    store: OrderStore.layerMemory,
-    auth: Auth.layerAllowAll
-  })
+/** The composition `serve` uses around a tape venue, its engine holding `orderTypes` (by default the built-in nine). */
+export const simWiringWith =
+  (orderTypes?: ReadonlyArray<OrderType>): Wiring =>
+  (venues, seed, startingCash) =>
+    serverServices({
+      seed,
+      engineSeed: seed,
+      drivenEngine: true,
+      startingCash,
+      venues,
+      store: OrderStore.layerMemory,
+      auth: Auth.layerAllowAll,
+      ...(orderTypes === undefined ? {} : { orderTypes })
+    })
+
+export const simWiring: Wiring = simWiringWith()
 
 /** Called around each tape event, on the same clock; a backtest's strategy lives here. */
 export interface ReplayHooks {

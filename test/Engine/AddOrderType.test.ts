@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Schema } from "effect"
 import { readFileSync } from "node:fs"
-import { replay, type Wiring } from "../../sim/Replay.ts"
+import { replay, simWiringWith } from "../../sim/Replay.ts"
 import type { FieldError } from "../../src/Domain/Errors.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import type { OrderRequest } from "../../src/Domain/OrderRequest.ts"
@@ -14,9 +14,6 @@ import { MAX_DELAY_S, Seconds, strict } from "../../src/Engine/Children.ts"
 import type { Core, ParentSpec } from "../../src/Engine/Core.ts"
 import type { OrderType } from "../../src/Engine/OrderType.ts"
 import { ORDER_TYPES } from "../../src/Engine/Registry.ts"
-import { Auth } from "../../src/Services/Auth.ts"
-import { OrderStore } from "../../src/Services/OrderStore.ts"
-import { serverServices } from "../../src/Stack.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
 
 // 1. Its params: a strict schema, every number bounded.
@@ -96,20 +93,8 @@ const core: Core<Params, State> = {
 // 4. The registration: everything the engine, the API and its document know of the type.
 const limitAfter: OrderType<Params, State> = { type: "limit_after", params: Params, validate, core, postOnly: true }
 
-// 5. Registered: the engine of this run holds the built-in types and this one.
-const wiring =
-  (types: ReadonlyArray<OrderType>): Wiring =>
-  (venues, seed, startingCash) =>
-    serverServices({
-      seed,
-      engineSeed: seed,
-      drivenEngine: true,
-      startingCash,
-      venues,
-      store: OrderStore.layerMemory,
-      auth: Auth.layerAllowAll,
-      orderTypes: types
-    })
+// 5. Registered: the engine of this run holds the built-in types and this one (`serve`'s composition otherwise).
+const wiring = simWiringWith([...ORDER_TYPES, limitAfter])
 
 const tape = readFileSync(new URL("../../fixtures/tapes/demo.jsonl", import.meta.url), "utf8")
 const T0 = 1767225600000
@@ -144,7 +129,7 @@ describe("adding an order type", () => {
       const run = yield* replay({
         tape,
         seed: 3,
-        wiring: wiring([...ORDER_TYPES, limitAfter]),
+        wiring,
         orders: [{ at_ms: 500, order: order({}) }],
         hooks: {
           end: (r) =>
@@ -199,7 +184,7 @@ describe("adding an order type", () => {
       const run = yield* replay({
         tape,
         seed: 3,
-        wiring: wiring([...ORDER_TYPES, limitAfter]),
+        wiring,
         orders: sent.map((o, i) => ({ at_ms: 100 + i, order: o }))
       })
       const refused = run.summary.orders.refused.map((r) => [r.at_ms - 100, r.code, r.message] as const)
@@ -233,7 +218,7 @@ describe("adding an order type", () => {
       const run = yield* replay({
         tape: rows.join("\n") + "\n",
         seed: 3,
-        wiring: wiring([...ORDER_TYPES, limitAfter]),
+        wiring,
         orders: [
           { at_ms: 110_000, order: order({ type: "limit", params: undefined }) },
           { at_ms: 110_001, order: order({}) }
