@@ -3,7 +3,6 @@
  * served end to end by the stack `serve` builds (markets, book, an order and its fill), listed by doctor and help.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Clock, Effect, Either, Layer, PubSub } from "effect"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -15,9 +14,6 @@ import { commandSpec, renderHelp, resolveCommand } from "../../src/CliHelp.ts"
 import { doctor } from "../../src/Doctor.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import type { Book, Market } from "../../src/Domain/Market.ts"
-import { HttpServeLive } from "../../src/Http/Server.ts"
-import { Auth } from "../../src/Services/Auth.ts"
-import { OrderStore } from "../../src/Services/OrderStore.ts"
 import {
   capabilities,
   type PlaceOrderRequest,
@@ -26,11 +22,10 @@ import {
   type VenueEvent,
   type VenueOrder
 } from "../../src/Services/VenueGateway.ts"
-import { authLayer, serverServices } from "../../src/Stack.ts"
 import type { VenueRegistration } from "../../src/Venues/Registration.ts"
 import { parseVenueList, registrationsWith, servedVenuesLayer } from "../../src/Venues/Venues.ts"
 import { request } from "../Http/TestServer.ts"
-import { authed, eventually, Owner } from "./ServeVenues.ts"
+import { authed, eventually, Owner, serveOn } from "./ServeVenues.ts"
 
 // --- The venue: one market whose book never moves; a limit order that reaches its ask or bid fills there in full.
 
@@ -209,21 +204,7 @@ const server = (env: Record<string, string>) => {
     simVenues: 1,
     registrations
   })
-  const services = serverServices({
-    seed: 7,
-    store: OrderStore.layerMemory,
-    auth: authLayer(":memory:"),
-    venues: Layer.orDie(venues)
-  })
-  const owner = Layer.effect(
-    Owner,
-    Effect.flatMap(Auth, (auth) => auth.bootstrapOwner).pipe(Effect.map((c) => c!.token))
-  )
-  return HttpServeLive.pipe(
-    Layer.provideMerge(owner),
-    Layer.provideMerge(services),
-    Layer.provideMerge(NodeHttpServer.layerTest)
-  ) as Layer.Layer<Owner | any>
+  return serveOn(Layer.orDie(venues))
 }
 
 const place = (json: Record<string, unknown>) =>

@@ -34,6 +34,14 @@ export const serveVenues = <R>(options: {
       }).pipe(Layer.orDie)
     )
   )
+  return serveOn(venues as Layer.Layer<any>, options)
+}
+
+/** The server's layers over the given venues: orders in memory or in `engineFile`, auth in memory, an owner. */
+export const serveOn = (
+  venues: Layer.Layer<any>,
+  options: { readonly engineFile?: string | undefined; readonly reconcileEveryMs?: number | undefined } = {}
+) => {
   const services = serverServices({
     seed: 7,
     store:
@@ -41,7 +49,7 @@ export const serveVenues = <R>(options: {
         ? OrderStore.layerMemory
         : OrderStore.layerSql.pipe(Layer.provide(engineDatabase(options.engineFile))),
     auth: authLayer(":memory:"),
-    venues: venues as Layer.Layer<any>,
+    venues,
     ...(options.reconcileEveryMs === undefined ? {} : { remote: { reconcileEveryMs: options.reconcileEveryMs } })
   })
   const owner = Layer.effect(
