@@ -177,6 +177,8 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     /** How many orders have one of these statuses. */
     readonly countOrders: (statuses: ReadonlyArray<string>) => Effect.Effect<number>
     readonly liveParents: Effect.Effect<ReadonlyArray<StoredParent>>
+    /** How many parents are live, without reading their states. */
+    readonly countLiveParents: Effect.Effect<number>
     /** Every order, oldest first. */
     readonly allOrders: Effect.Effect<ReadonlyArray<StoredOrder>>
     /** The orders with one of these statuses that are not engine parents, oldest first: what the desk restores at start. */
@@ -311,6 +313,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
       liveParents: Effect.sync(() =>
         [...parents.values()].filter((p) => p.live).sort((a, b) => (a.id < b.id ? -1 : 1))
       ),
+      countLiveParents: Effect.sync(() => {
+        let n = 0
+        for (const p of parents.values()) if (p.live) n++
+        return n
+      }),
       allOrders: Effect.sync(() =>
         [...orders.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
       ),
@@ -537,6 +544,10 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             Effect.map((rows) => rows[0]?.n ?? 0),
             Effect.orDie
           ),
+        countLiveParents: sql<{ n: number }>`SELECT COUNT(*) AS n FROM parents WHERE live = 1`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0),
+          Effect.orDie
+        ),
         // As arrays, not objects keyed by column: the rows of every live parent at start. Sorted here by their ids
         // (ASCII, so in SQLite's order): SQLite would sort the whole rows, states and all.
         liveParents: sql`SELECT id, state, updated_at FROM parents WHERE live = 1`.values.pipe(

@@ -67,6 +67,29 @@ describe("request shapes", () => {
       })
     )
 
+    it.effect(
+      "the status counts the engine's waiting parents: one more for a stop that waits, none once canceled",
+      () =>
+        Effect.gen(function* () {
+          const token = yield* OwnerToken
+          const market = yield* aMarket
+          const waiting = Effect.map(
+            request("GET", "/trading/status", { token }),
+            (r) => r.body.waiting_parents as number
+          )
+          const before = yield* waiting
+          const stop = yield* request("POST", "/trading/orders", {
+            token,
+            json: order(market, { type: "stop_market", side: "sell", stop_price: "0.01", price: undefined })
+          })
+          assert.strictEqual(stop.status, 201, stop.text)
+          assert.strictEqual(yield* waiting, before + 1)
+          const canceled = yield* request("DELETE", `/trading/orders/${stop.body.id}`, { token })
+          assert.isBelow(canceled.status, 300, canceled.text)
+          assert.strictEqual(yield* waiting, before)
+        })
+    )
+
     it.effect("an account is taken as '<venue>:<name>' or as the object an Order record carries", () =>
       Effect.gen(function* () {
         const token = yield* OwnerToken

@@ -89,6 +89,7 @@ for (const [name, layer] of Object.entries(layers)) {
           ["mo_1", "mo_2"]
         )
         assert.deepStrictEqual(live[0]!.state, { level: "0.3" })
+        assert.strictEqual(yield* store.countLiveParents, 2)
       }).pipe(Effect.provide(layer))
     )
 

@@ -88,7 +88,7 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
           yield* requirePermission("view", yield* accountOf(urlParams.account))
           const [openOrders, parents, seq, time, halt] = yield* Effect.all([
             store.countOrders(["pending", "open", "pending_cancel"]),
-            store.liveParents,
+            store.countLiveParents,
             store.lastSeq,
             Clock.currentTimeMillis,
             desk.haltState
@@ -125,7 +125,7 @@ export const TradingLive = HttpApiBuilder.group(Api, "trading", (handlers) =>
             running: true,
             halted: halt !== undefined,
             open_orders: openOrders,
-            waiting_parents: parents.length,
+            waiting_parents: parents,
             journal_seq: seq,
             venues: gateway.venues.map((v) => v.info.id),
             heartbeats,
