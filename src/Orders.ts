@@ -2,11 +2,10 @@
 import { Effect } from "effect"
 import { ApiError } from "./Domain/Errors.ts"
 import { PLAIN_TYPES, type Order } from "./Domain/Order.ts"
-import type { OrderRequest } from "./Domain/OrderRequest.ts"
+import { badMarketId, type OrderRequest } from "./Domain/OrderRequest.ts"
 import { type CheckedMember, Engine } from "./Engine/Engine.ts"
 import { BUCKET_VENUE, type BucketRecord } from "./Trading/Buckets.ts"
 import { Desk } from "./Trading/Desk.ts"
-import { badMarketId } from "./Trading/Placement.ts"
 import * as Id from "./Domain/Ids.ts"
 
 export type { OrderRequest } from "./Domain/OrderRequest.ts"

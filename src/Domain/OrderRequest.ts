@@ -56,8 +56,8 @@ export interface CheckedFields {
   readonly stopPrice: F.Fixed | null
 }
 
-/** The two valid prices nearest an off-grid one, for the error message. */
-const nearestTicks = (price: F.Fixed, tick: F.Fixed): [F.Fixed, F.Fixed] => [
+/** The two grid prices around an off-grid price, for the error message. */
+export const nearestTicks = (price: F.Fixed, tick: F.Fixed): readonly [F.Fixed, F.Fixed] => [
   F.roundTo(price, tick, "down"),
   F.roundTo(price, tick, "up")
 ]
@@ -105,10 +105,23 @@ export const checkOrderFields = (
 }
 
 /** A market that does not trade now (closed, settled, halted): the contract's 409 with rule `market_halted`. */
-export const marketHalted = (venue: string, marketId: string, market: Market): ApiError =>
+const marketHalted = (venue: string, marketId: string, market: Market): ApiError =>
   new ApiError({
     status: 409,
     code: "risk_rejected",
     message: `market ${marketId} is ${market.status}`,
     details: { venue, retryable: false, rule: "market_halted" }
   })
+
+/** A market id that is not `<venue>:<native_id>`. */
+export const badMarketId = () => ApiError.field("market_id", "must be '<venue>:<native_id>'")
+
+/**
+ * The market an order names, or why no order can be placed on it: none there (404), or one that does not trade now
+ * (409 `market_halted`). Plain orders and the engine's both check here, so one mistake gets one answer.
+ */
+export const marketOrError = (venue: string, marketId: string, market: Market | undefined): Market | ApiError => {
+  if (market === undefined) return ApiError.marketNotFound(venue, marketId)
+  if (market.status !== "open") return marketHalted(venue, marketId, market)
+  return market
+}

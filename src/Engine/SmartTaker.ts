@@ -15,6 +15,7 @@ import {
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
+import { gridPrice } from "./Grid.ts"
 import {
   changedFrom,
   type Command,
@@ -92,21 +93,7 @@ export const validate = (
       errors.push({ field: "params.clip", message: `must be a positive multiple of the lot ${F.format(spec.lot)}` })
     } else clip = value
   }
-  let limit: F.Fixed | null = null
-  if (params.limit !== undefined) {
-    const value = F.parse(params.limit)
-    if (
-      value === undefined ||
-      value < spec.tick ||
-      value > F.sub(F.ONE, spec.tick) ||
-      !F.isMultipleOf(value, spec.tick)
-    ) {
-      errors.push({
-        field: "params.limit",
-        message: `'${params.limit}' is not a price on the tick grid of ${F.format(spec.tick)}`
-      })
-    } else limit = value
-  }
+  const limit = gridPrice(spec.tick, errors, "params.limit", params.limit)
   let slippage: F.Fixed | null = null
   if (params.max_slippage !== undefined) {
     const value = F.parse(params.max_slippage)

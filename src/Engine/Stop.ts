@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
+import { nearestTicks } from "../Domain/OrderRequest.ts"
 import {
   type Command,
   type Core,
@@ -98,12 +99,6 @@ export const stopBand = (source: TriggerSource, side: Side, level: F.Fixed) =>
 /** Whether a stop on `side` at `level` fires on reference `ref`: a sell at `ref <= level`, a buy at `ref >= level`. */
 export const fires = (side: Side, ref: F.Fixed, level: F.Fixed): boolean =>
   side === "buy" ? ref >= level : ref <= level
-
-/** The two grid prices around an off-grid price. */
-export const nearestTicks = (price: F.Fixed, tick: F.Fixed): readonly [F.Fixed, F.Fixed] => [
-  F.roundTo(price, tick, "down"),
-  F.roundTo(price, tick, "up")
-]
 
 /** Why `price` is not a valid price on the grid of `tick` inside (0, 1), or null when it is one. */
 export const priceProblem = (price: F.Fixed, tick: F.Fixed, text: string = F.format(price)): string | null => {

@@ -14,6 +14,7 @@ import {
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
+import { gridPrice } from "./Grid.ts"
 import { type Command, copyFrom, type Core, type Input, type ParentSpec } from "./Core.ts"
 
 /**
@@ -124,18 +125,7 @@ export const validate = (
   }
   let limit: F.Fixed | null = spec.price
   if (params.limit !== undefined) {
-    const value = F.parse(params.limit)
-    if (
-      value === undefined ||
-      value < spec.tick ||
-      value > F.sub(F.ONE, spec.tick) ||
-      !F.isMultipleOf(value, spec.tick)
-    ) {
-      errors.push({
-        field: "params.limit",
-        message: `'${params.limit}' is not a price on the tick grid of ${F.format(spec.tick)}`
-      })
-    } else limit = value
+    limit = gridPrice(spec.tick, errors, "params.limit", params.limit) ?? limit
   } else if (limit === null) {
     errors.push({ field: "params.limit", message: "a twap needs params.limit or price" })
   }

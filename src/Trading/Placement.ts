@@ -6,7 +6,7 @@ import * as F from "../Domain/Fixed.ts"
 import * as Id from "../Domain/Ids.ts"
 import type { Book, Market } from "../Domain/Market.ts"
 import { type AccountRef, accountRef, NO_TAGS, type Order, type TimeInForce, requestDigest } from "../Domain/Order.ts"
-import { checkOrderFields, marketHalted, priceOrError } from "../Domain/OrderRequest.ts"
+import { checkOrderFields, marketOrError, priceOrError } from "../Domain/OrderRequest.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
 import type { JournalEntry, StoredParent } from "../Services/OrderStore.ts"
 import { type PlaceOrderRequest, type Venue, VenueError, type VenueOrder } from "../Services/VenueGateway.ts"
@@ -65,19 +65,6 @@ export class PlacementRate {
 }
 
 const validation = (field: string, message: string) => ApiError.field(field, message)
-
-/** A market id that is not `<venue>:<native_id>`. */
-export const badMarketId = () => validation("market_id", "must be '<venue>:<native_id>'")
-
-/**
- * The market an order names, or why no order can be placed on it: none there (404), or one that does not trade now
- * (409 `market_halted`). Plain orders and the engine's both check here, so one mistake gets one answer.
- */
-export const marketOrError = (venue: string, marketId: string, market: Market | undefined): Market | ApiError => {
-  if (market === undefined) return ApiError.marketNotFound(venue, marketId)
-  if (market.status !== "open") return marketHalted(venue, marketId, market)
-  return market
-}
 
 const riskRejected = (rule: string, message: string) =>
   new ApiError({ status: 409, code: "risk_rejected", message, details: { venue: null, retryable: false, rule } })
