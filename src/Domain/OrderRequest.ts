@@ -56,27 +56,48 @@ export interface CheckedFields {
   readonly stopPrice: F.Fixed | null
 }
 
-/** The two grid prices around an off-grid price, for the error message. */
-export const nearestTicks = (price: F.Fixed, tick: F.Fixed): readonly [F.Fixed, F.Fixed] => [
-  F.roundTo(price, tick, "down"),
-  F.roundTo(price, tick, "up")
-]
+/** The two valid prices around one off the grid (each inside (0, 1)): what an error names. */
+export const nearestTicks = (price: F.Fixed, tick: F.Fixed): readonly [F.Fixed, F.Fixed] => {
+  const below = F.roundTo(price, tick, "down")
+  const above = F.roundTo(price, tick, "up")
+  return [F.max(below, tick), F.min(above === below ? F.add(below, tick) : above, F.sub(F.ONE, tick))]
+}
 
-/** A price on the market's tick grid, inside (0, 1); off the grid, the error names the two nearest valid prices. */
-export const priceOrError = (field: string, text: string, market: Market): F.Fixed | FieldError => {
+/**
+ * Why `price` is not a price on the grid of `tick` inside (0, 1), or null when it is one: the one wording of this
+ * mistake, whichever field of whichever order type makes it.
+ */
+export const priceProblem = (price: F.Fixed, tick: F.Fixed, text: string = F.format(price)): string | null => {
+  if (price < tick || price > F.sub(F.ONE, tick)) {
+    return `${text} is outside (0, 1); a price must be from ${F.format(tick)} to ${F.format(F.sub(F.ONE, tick))}`
+  }
+  if (!F.isMultipleOf(price, tick)) {
+    const [lo, hi] = nearestTicks(price, tick)
+    return `${text} is off the tick grid of ${F.format(tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
+  }
+  return null
+}
+
+/** A wire price on the grid of `tick` inside (0, 1), or the error of `field` that says what is wrong with it. */
+export const gridPriceOrError = (field: string, text: string, tick: F.Fixed): F.Fixed | FieldError => {
   const price = F.parse(text)
   if (price === undefined) return { field, message: `'${text}' is not a decimal` }
-  if (price < market.tick || price > F.sub(F.ONE, market.tick)) {
-    return { field, message: `price must be from ${F.format(market.tick)} to ${F.format(F.sub(F.ONE, market.tick))}` }
-  }
-  if (!F.isMultipleOf(price, market.tick)) {
-    const [lo, hi] = nearestTicks(price, market.tick)
-    return {
-      field,
-      message: `${text} is off the tick grid of ${F.format(market.tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
-    }
-  }
-  return price
+  const problem = priceProblem(price, tick, text)
+  return problem === null ? price : { field, message: problem }
+}
+
+/** A price on the market's tick grid, inside (0, 1); off the grid, the error names the two nearest valid prices. */
+export const priceOrError = (field: string, text: string, market: Market): F.Fixed | FieldError =>
+  gridPriceOrError(field, text, market.tick)
+
+/** The default distance from a stop to the protection price of the market child it sends. */
+export const DEFAULT_SLIPPAGE = F.of("0.05")
+
+/** A wire `max_slippage` (default 0.05 when not given), or the error of `field` unless it is a positive decimal. */
+export const slippageOrError = (field: string, text: string | undefined): F.Fixed | FieldError => {
+  if (text === undefined) return DEFAULT_SLIPPAGE
+  const value = F.parse(text)
+  return value === undefined || value <= 0 ? { field, message: `'${text}' must be a positive decimal` } : value
 }
 
 /**

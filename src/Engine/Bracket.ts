@@ -3,7 +3,7 @@ import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import { gridPrice } from "./Grid.ts"
+import { gridPrice, slippage as slippageOf } from "./Grid.ts"
 import type { Side } from "../Domain/Market.ts"
 import { type Command, copyFrom, type Core, type ParentSpec, passivePrice, type Watch } from "./Core.ts"
 import { fires, stopBand, triggerReference } from "./Stop.ts"
@@ -63,8 +63,6 @@ export interface State {
   finished: boolean
 }
 
-const DEFAULT_SLIPPAGE = F.of("0.05")
-
 export const validate = (
   spec: ParentSpec,
   params: Params
@@ -77,10 +75,7 @@ export const validate = (
   const stop = price("params.stop_loss.stop_price", params.stop_loss.stop_price)
   const limit = price("params.stop_loss.price", params.stop_loss.price)
   const protection = price("params.stop_loss.protection", params.stop_loss.protection)
-  const slippage =
-    params.stop_loss.max_slippage === undefined ? DEFAULT_SLIPPAGE : F.parse(params.stop_loss.max_slippage)
-  if (slippage === undefined || slippage <= 0)
-    errors.push({ field: "params.stop_loss.max_slippage", message: "must be a positive decimal" })
+  const slippage = slippageOf(errors, "params.stop_loss.max_slippage", params.stop_loss.max_slippage)
   if (takeProfit !== null && stop !== null) {
     // A long (buy) bracket takes profit above and stops out below; a short one the other way round.
     const right = spec.side === "buy" ? takeProfit > stop : takeProfit < stop

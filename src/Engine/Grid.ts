@@ -1,6 +1,7 @@
-/** The check every core's price params pass: a price on the parent market's tick grid. */
+/** The checks a core's price params pass: a price on the parent market's tick grid, a slippage, with one wording each. */
 import type { FieldError } from "../Domain/Errors.ts"
-import * as F from "../Domain/Fixed.ts"
+import type * as F from "../Domain/Fixed.ts"
+import { gridPriceOrError, slippageOrError } from "../Domain/OrderRequest.ts"
 
 /**
  * The price `text` names when it sits on the tick grid inside (0, 1); null when no price was given, or when it is
@@ -13,10 +14,16 @@ export const gridPrice = (
   text: string | undefined
 ): F.Fixed | null => {
   if (text === undefined) return null
-  const value = F.parse(text)
-  if (value === undefined || value < tick || value > F.sub(F.ONE, tick) || !F.isMultipleOf(value, tick)) {
-    errors.push({ field, message: `'${text}' is not a price on the tick grid of ${F.format(tick)}` })
-    return null
-  }
-  return value
+  const price = gridPriceOrError(field, text, tick)
+  if (typeof price === "number") return price
+  errors.push(price)
+  return null
+}
+
+/** A `max_slippage` (0.05 when not given); null, with the field's error added, unless it is a positive decimal. */
+export const slippage = (errors: Array<FieldError>, field: string, text: string | undefined): F.Fixed | null => {
+  const value = slippageOrError(field, text)
+  if (typeof value === "number") return value
+  errors.push(value)
+  return null
 }

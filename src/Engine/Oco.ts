@@ -3,7 +3,7 @@ import { Decimal, strict } from "./Children.ts"
 import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
-import { gridPrice } from "./Grid.ts"
+import { gridPrice, slippage as slippageOf } from "./Grid.ts"
 import type { Side } from "../Domain/Market.ts"
 import type { TimeInForce } from "../Domain/Order.ts"
 import {
@@ -80,8 +80,6 @@ export interface State {
   finished: boolean
 }
 
-const DEFAULT_SLIPPAGE = F.of("0.05")
-
 /** Parses the legs; a leg takes the parent's market and amount where it gives none. */
 export const validate = (
   spec: ParentSpec,
@@ -130,15 +128,13 @@ export const validate = (
       price = onGrid(`${at}.price`, leg.price)
       if (leg.price === undefined) errors.push({ field: `${at}.price`, message: "a stop_limit leg needs a price" })
     } else if (stop !== null) {
-      const slip = leg.max_slippage === undefined ? DEFAULT_SLIPPAGE : F.parse(leg.max_slippage)
+      const slip = slippageOf(errors, `${at}.max_slippage`, leg.max_slippage)
       const protection = leg.protection === undefined ? undefined : onGrid(`${at}.protection`, leg.protection)
       price =
         protection ??
-        passivePrice(
-          leg.side,
-          leg.side === "buy" ? F.add(stop, slip ?? DEFAULT_SLIPPAGE) : F.sub(stop, slip ?? DEFAULT_SLIPPAGE),
-          spec.tick
-        )
+        (slip === null
+          ? null
+          : passivePrice(leg.side, leg.side === "buy" ? F.add(stop, slip) : F.sub(stop, slip), spec.tick))
     }
     if (stop === null || price === null || amount === undefined) return undefined
     return {

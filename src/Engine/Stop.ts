@@ -4,7 +4,8 @@ import { Schema } from "effect"
 import type { FieldError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { Side } from "../Domain/Market.ts"
-import { nearestTicks } from "../Domain/OrderRequest.ts"
+import { priceProblem } from "../Domain/OrderRequest.ts"
+import { gridPrice, slippage } from "./Grid.ts"
 import {
   type Command,
   type Core,
@@ -61,9 +62,6 @@ export interface State extends ChildTrack {
   readonly protection: F.Fixed | null
 }
 
-/** The default distance from the stop to the protection price of a stop_market. */
-export const DEFAULT_SLIPPAGE = F.of("0.05")
-
 /** The child number a stop sends. */
 export const STOP_CHILD = 1
 
@@ -99,46 +97,6 @@ export const stopBand = (source: TriggerSource, side: Side, level: F.Fixed) =>
 /** Whether a stop on `side` at `level` fires on reference `ref`: a sell at `ref <= level`, a buy at `ref >= level`. */
 export const fires = (side: Side, ref: F.Fixed, level: F.Fixed): boolean =>
   side === "buy" ? ref >= level : ref <= level
-
-/** Why `price` is not a valid price on the grid of `tick` inside (0, 1), or null when it is one. */
-export const priceProblem = (price: F.Fixed, tick: F.Fixed, text: string = F.format(price)): string | null => {
-  if (price < tick || price > F.sub(F.ONE, tick)) {
-    return `${text} is outside (0, 1); a price must be from ${F.format(tick)} to ${F.format(F.sub(F.ONE, tick))}`
-  }
-  if (!F.isMultipleOf(price, tick)) {
-    const [lo, hi] = nearestTicks(price, tick)
-    return `${text} is off the tick grid of ${F.format(tick)}; nearest valid: ${F.format(lo)} or ${F.format(hi)}`
-  }
-  return null
-}
-
-/** Parses an optional wire price and checks it is on the grid in (0, 1); pushes an error for `field` otherwise. */
-export const parsePrice = (
-  field: string,
-  text: string | undefined,
-  tick: F.Fixed,
-  errors: Array<FieldError>
-): F.Fixed | null => {
-  if (text === undefined) return null
-  const value = F.parse(text)
-  const problem = value === undefined ? `'${text}' is not a decimal` : priceProblem(value, tick, text)
-  if (problem !== null || value === undefined) {
-    errors.push({ field, message: problem ?? `'${text}' is not a decimal` })
-    return null
-  }
-  return value
-}
-
-/** Parses `max_slippage` (default 0.05); pushes an error unless it is a positive decimal. */
-export const parseSlippage = (field: string, text: string | undefined, errors: Array<FieldError>): F.Fixed | null => {
-  if (text === undefined) return DEFAULT_SLIPPAGE
-  const value = F.parse(text)
-  if (value === undefined || value <= 0) {
-    errors.push({ field, message: `'${text}' must be a positive decimal` })
-    return null
-  }
-  return value
-}
 
 /**
  * The protection price of a stop_market at `level`: `protection` if given, else `level − slippage` for a sell and
@@ -187,10 +145,10 @@ export const validateStopMarket = (spec: ParentSpec, params: Params): Validated 
   if (spec.price !== null) {
     errors.push({ field: "price", message: "a stop_market takes no price; use params.protection, or a stop_limit" })
   }
-  const protection = parsePrice("params.protection", params.protection, spec.tick, errors)
-  const slippage = parseSlippage("params.max_slippage", params.max_slippage, errors)
-  if (errors.length > 0 || stop === null || slippage === null) return { errors }
-  const limit = protectionPrice(spec.side, stop, protection, slippage, spec.tick)
+  const protection = gridPrice(spec.tick, errors, "params.protection", params.protection)
+  const slip = slippage(errors, "params.max_slippage", params.max_slippage)
+  if (errors.length > 0 || stop === null || slip === null) return { errors }
+  const limit = protectionPrice(spec.side, stop, protection, slip, spec.tick)
   return { params: { source: params.trigger_source ?? "touch", stop, limit, ioc: true, protection: limit } }
 }
 

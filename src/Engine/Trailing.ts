@@ -11,14 +11,13 @@ import {
   fireCommands,
   fires,
   followChild,
-  parsePrice,
-  parseSlippage,
-  priceProblem,
   protectionPrice,
   referenceFor,
   refuseProtection,
   triggerReference
 } from "./Stop.ts"
+import { priceProblem } from "../Domain/OrderRequest.ts"
+import { gridPrice, slippage as slippageOf } from "./Grid.ts"
 
 /** Wire params of trailing_stop; unknown keys are refused. */
 export const Params = strict(
@@ -90,8 +89,8 @@ export const validate = (
     if (problem !== null) errors.push({ field: "price", message: problem })
     refuseProtection(params, "a trailing_stop with a price", errors)
   } else {
-    protection = parsePrice("params.protection", params.protection, spec.tick, errors)
-    slippage = parseSlippage("params.max_slippage", params.max_slippage, errors)
+    protection = gridPrice(spec.tick, errors, "params.protection", params.protection)
+    slippage = slippageOf(errors, "params.max_slippage", params.max_slippage)
   }
   if (errors.length > 0) return { errors }
   return {

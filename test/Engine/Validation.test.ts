@@ -98,5 +98,49 @@ describe("complex order validation", () => {
         assert.include(res.body.error.message, "0.45 or 0.46")
       })
     )
+
+    it.effect("the same mistake gets the same words, whichever field of whichever type makes it", () =>
+      Effect.gen(function* () {
+        const messageOf = (res: RawResponse, field: string) =>
+          res.body.error.details.errors.find((e: any) => e.field === field)?.message as string | undefined
+        const offGrid = "0.505 is off the tick grid of 0.01; nearest valid: 0.5 or 0.51"
+        const limit = yield* post({ type: "limit", price: "0.505" })
+        assertValidation(limit, 400, "price")
+        assert.strictEqual(messageOf(limit, "price"), offGrid)
+        const bracket = yield* post({
+          type: "bracket",
+          params: { entry: { price: "0.4" }, take_profit: { price: "0.505" }, stop_loss: { stop_price: "0.3" } }
+        })
+        assert.strictEqual(messageOf(bracket, "params.take_profit.price"), offGrid)
+        const twap = yield* post({ type: "twap", params: { window_s: 60, slices: 3, limit: "0.505" } })
+        assert.strictEqual(messageOf(twap, "params.limit"), offGrid)
+        const outside = yield* post({ type: "limit", price: "0.995" })
+        const stop = yield* post({ type: "stop_market", stop_price: "0.5", params: { protection: "0.995" } })
+        assert.strictEqual(messageOf(stop, "params.protection"), messageOf(outside, "price"))
+        // A slippage that is no positive decimal is refused on every type that takes one, never replaced by the default.
+        const oco = yield* post({
+          type: "oco",
+          params: {
+            legs: [
+              { side: "sell", type: "limit", price: "0.6" },
+              { side: "sell", type: "stop_market", stop_price: "0.4", max_slippage: "0" }
+            ]
+          }
+        })
+        assertValidation(oco, 400, "params.legs.1.max_slippage")
+        const bracketSlip = yield* post({
+          type: "bracket",
+          params: {
+            entry: { price: "0.4" },
+            take_profit: { price: "0.6" },
+            stop_loss: { stop_price: "0.3", max_slippage: "0" }
+          }
+        })
+        assert.strictEqual(
+          messageOf(bracketSlip, "params.stop_loss.max_slippage"),
+          messageOf(oco, "params.legs.1.max_slippage")
+        )
+      })
+    )
   })
 })

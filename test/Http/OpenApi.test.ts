@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs"
 import { openApiDocument } from "../../src/Http/Api.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { REGISTRY } from "../../src/Engine/Registry.ts"
-import { DEFAULT_SLIPPAGE } from "../../src/Engine/Stop.ts"
+import { DEFAULT_SLIPPAGE } from "../../src/Domain/OrderRequest.ts"
 
 describe("OpenAPI document", () => {
   it("matches the committed snapshot (regenerate with `npm run openapi:snapshot` when the API changes on purpose)", () => {

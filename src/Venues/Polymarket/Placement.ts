@@ -1,6 +1,7 @@
 /** Polymarket's placements: the leg a desk order becomes, the order signed and sent, and found again after a restart. */
 import { Clock, Effect, Either, Schema } from "effect"
 import * as F from "../../Domain/Fixed.ts"
+import { nearestTicks } from "../../Domain/OrderRequest.ts"
 import { type PlaceOrderRequest, VenueError, type VenueOrder } from "../../Services/VenueGateway.ts"
 import type { PolymarketCatalog } from "./Catalog.ts"
 import { type Leg, OpenOrder, type Orders, placedFor } from "./Orders.ts"
@@ -9,7 +10,6 @@ import type { Session } from "./Session.ts"
 import type { PolymarketAccount, PolymarketConfig } from "./Settings.ts"
 import {
   marketOrderAmounts,
-  nearestTicks,
   type Order,
   orderAmounts,
   orderHash,

@@ -483,13 +483,6 @@ export const marketOrderAmounts = (
  */
 export const saltOf = (clientOrderId: string): bigint => BigInt(keccak256(toHex(clientOrderId)).slice(0, 14))
 
-/** The two valid prices around one off the grid: what a refusal names. */
-export const nearestTicks = (price: F.Fixed, tick: F.Fixed): readonly [F.Fixed, F.Fixed] => {
-  const below = F.roundTo(price, tick, "down")
-  const above = F.roundTo(price, tick, "up")
-  return [F.max(below, tick), F.min(above === below ? ((below + tick) as F.Fixed) : above, (F.ONE - tick) as F.Fixed)]
-}
-
 /** The order as the CLOB's `POST /order` body wants it: decimal strings for amounts, the signature attached. */
 export const orderJson = (o: Order, signature: Hex, exchangeVersion: number): Record<string, unknown> =>
   exchangeVersion === 1

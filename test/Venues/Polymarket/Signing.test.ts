@@ -5,11 +5,11 @@ import { getAddress, type Hex } from "viem"
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
 import * as F from "../../../src/Domain/Fixed.ts"
+import { nearestTicks } from "../../../src/Domain/OrderRequest.ts"
 import {
   clobAuthSignature,
   exchangeFor,
   hmacSignature,
-  nearestTicks,
   type Order,
   orderAmounts,
   orderFromJson,
