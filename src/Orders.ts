@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { ApiError } from "./Domain/Errors.ts"
 import { PLAIN_TYPES, type Order } from "./Domain/Order.ts"
-import { badMarketId, type OrderRequest } from "./Domain/OrderRequest.ts"
+import { badMarketId, type OrderRequest, unknownType } from "./Domain/OrderRequest.ts"
 import { type CheckedMember, Engine } from "./Engine/Engine.ts"
 import { BUCKET_VENUE, type BucketRecord } from "./Trading/Buckets.ts"
 import { Desk } from "./Trading/Desk.ts"
@@ -11,6 +11,9 @@ import * as Id from "./Domain/Ids.ts"
 export type { OrderRequest } from "./Domain/OrderRequest.ts"
 
 const PLAIN: ReadonlySet<string> = new Set(PLAIN_TYPES)
+
+/** The order types this server takes: the plain ones, then the engine's. */
+export const orderTypes = (engine: Engine["Type"]): ReadonlyArray<string> => [...PLAIN_TYPES, ...engine.types]
 
 /**
  * Places a plain order on the desk or hands one of the engine's types to it, on `account`; `created` is false for a
@@ -26,9 +29,7 @@ export const submitOrder: (
     if (market_id === undefined) return yield* Effect.fail(badMarketId())
     const engine = yield* Engine
     if (engine.holds(request.type)) return yield* engine.create({ ...request, market_id, account }, actor)
-    if (!PLAIN.has(request.type)) {
-      return yield* Effect.fail(ApiError.field("type", `'${request.type}' is not an order type this server knows`))
-    }
+    if (!PLAIN.has(request.type)) return yield* Effect.fail(unknownType(request.type, orderTypes(engine)))
     if (request.params !== undefined)
       return yield* Effect.fail(ApiError.field("params", "a plain order takes no params"))
     if (request.stop_price !== undefined) {

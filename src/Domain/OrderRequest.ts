@@ -32,11 +32,29 @@ const fields = <T extends Schema.Schema<string, string, never>>(type: T) => ({
 })
 
 /**
- * The body of `POST /trading/orders` (`PlaceOrder` in the API document), with `type` one of `types`: the plain types
- * and the types the engine registered. Unknown keys are refused.
+ * The body of `POST /trading/orders` (`PlaceOrder` in the API document). Its document lists `types` (the plain types
+ * and the built-in engine types); the body takes any type name, and the server refuses one it does not hold with the
+ * answer a schema gives (`unknownType`), so a type an engine registers is taken without a new document. Unknown keys
+ * are refused.
  */
-export const orderRequestSchema = <const T extends readonly [string, ...Array<string>]>(types: T) =>
-  Schema.Struct(fields(Schema.Literal(...types))).annotations({ identifier: "PlaceOrder", ...strict })
+export const orderRequestSchema = (types: ReadonlyArray<string>) =>
+  Schema.Struct(fields(Schema.String.annotations({ jsonSchema: { type: "string", enum: [...types] } }))).annotations({
+    identifier: "PlaceOrder",
+    ...strict
+  })
+
+/** The refusal of a type the server holds no orders of, worded as the body's schema words any value it does not take. */
+export const unknownType = (type: string, known: ReadonlyArray<string>): ApiError =>
+  ApiError.validation(
+    [
+      {
+        field: "type",
+        message: `Expected ${known.map((t) => JSON.stringify(t)).join(" | ")}, actual ${JSON.stringify(type)}`
+      }
+    ],
+    undefined,
+    422
+  )
 
 /** An order request as decoded: what the desk places and the engine holds, field for field as the client sent it. */
 export type OrderRequest = Schema.Struct.Type<ReturnType<typeof fields<typeof Schema.String>>>

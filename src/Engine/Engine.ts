@@ -50,6 +50,8 @@ const seedOf = (id: string): number => {
 type EngineService = {
   /** Whether the engine holds orders of this type (one of the types it was given). */
   readonly holds: (type: string) => boolean
+  /** The types it was given, in their order. */
+  readonly types: ReadonlyArray<string>
   /** A new parent of one of the engine's types, on the account the request was checked for. */
   readonly create: (
     input: AccountRequest,
@@ -354,6 +356,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
 
     return {
       holds: (type) => Object.hasOwn(registry, type),
+      types: Object.keys(registry),
       create: (input, actor) => serialized(create(input, actor)).pipe(Effect.uninterruptible),
       createBucket: (input, actor) => serialized(createBucket(input, actor)).pipe(Effect.uninterruptible),
       cancel: (id) =>

@@ -13,7 +13,9 @@ import type { OrderRequest } from "../../src/Domain/OrderRequest.ts"
 import { MAX_DELAY_S, Seconds, strict } from "../../src/Engine/Children.ts"
 import type { Core, ParentSpec } from "../../src/Engine/Core.ts"
 import type { OrderType } from "../../src/Engine/OrderType.ts"
-import { ORDER_TYPES } from "../../src/Engine/Registry.ts"
+import { COMPLEX_TYPES, ORDER_TYPES } from "../../src/Engine/Registry.ts"
+import { PLAIN_TYPES } from "../../src/Domain/Order.ts"
+import { OwnerToken, request, testServer } from "../Http/TestServer.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
 
 // 1. Its params: a strict schema, every number bounded.
@@ -237,8 +239,61 @@ describe("adding an order type", () => {
       const run = yield* replay({ tape, seed: 3, orders: [{ at_ms: 500, order: order({}) }] })
       assert.deepStrictEqual(
         run.summary.orders.refused.map((r) => [r.code, r.message]),
-        [["validation_error", "type: 'limit_after' is not an order type this server knows"]]
+        [
+          [
+            "validation_error",
+            `type: Expected ${[...PLAIN_TYPES, ...COMPLEX_TYPES].map((t) => `"${t}"`).join(" | ")}, actual "limit_after"`
+          ]
+        ]
       )
     })
   )
+})
+
+describe("adding an order type, through the API", () => {
+  // The server `serve` builds, its engine given the built-in types and this one.
+  it.layer(testServer({ orderTypes: [...ORDER_TYPES, limitAfter] }))((it) => {
+    const post = (body: Record<string, unknown>) =>
+      Effect.gen(function* () {
+        const token = yield* OwnerToken
+        const market = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0].id
+        return yield* request("POST", "/trading/orders", {
+          token,
+          json: { market_id: market, side: "buy", amount: "5", ...body }
+        })
+      })
+
+    it.effect("POST /trading/orders takes the registered type, and the engine holds it", () =>
+      Effect.gen(function* () {
+        const token = yield* OwnerToken
+        const res = yield* post({ type: "limit_after", price: "0.01", params: { delay_s: 60 } })
+        assert.strictEqual(res.status, 201, res.text)
+        assert.strictEqual(res.body.type, "limit_after")
+        assert.strictEqual(res.body.held_by, "engine")
+        const read = yield* request("GET", `/trading/orders/${res.body.id}`, { token })
+        assert.strictEqual(read.status, 200, read.text)
+        assert.strictEqual(read.body.info.kind, "limit_after")
+        assert.strictEqual(read.body.info.placed, false)
+        // Its own checks answer through the route as through the engine.
+        const bad = yield* post({ type: "limit_after", params: { delay_s: 60 } })
+        assert.strictEqual(bad.status, 400, bad.text)
+        assert.strictEqual(bad.body.error.details.errors[0].field, "price")
+        // Cancelled like any engine order.
+        const canceled = yield* request("DELETE", `/trading/orders/${res.body.id}`, { token })
+        assert.strictEqual(canceled.status, 200, canceled.text)
+        assert.strictEqual(canceled.body.status, "canceled")
+      })
+    )
+
+    it.effect("a type no one registered is a 422 naming the types this server takes", () =>
+      Effect.gen(function* () {
+        const res = yield* post({ type: "limit_before", price: "0.5" })
+        assert.strictEqual(res.status, 422, res.text)
+        assert.strictEqual(res.body.error.code, "validation_error")
+        assert.strictEqual(res.body.error.details.errors[0].field, "type")
+        assert.include(res.body.error.details.errors[0].message, '"limit_after"')
+        assert.include(res.body.error.details.errors[0].message, '"smart_taker"')
+      })
+    )
+  })
 })

@@ -11,6 +11,7 @@ import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import type { FaultRule } from "../../src/Venues/SimVenue.ts"
 import type { MatchingClient } from "../../src/Services/MatchingClient.ts"
+import type { OrderType } from "../../src/Engine/OrderType.ts"
 
 export const TEST_SEED = 7
 
@@ -48,6 +49,8 @@ export interface TestOptions {
   readonly matching?: Layer.Layer<MatchingClient>
   /** Whether each sim venue has its paper account, and the cash it starts with. */
   readonly paper?: { readonly cash: string }
+  /** The complex order types the engine holds (default the built-in ones). */
+  readonly orderTypes?: ReadonlyArray<OrderType>
 }
 
 export const testServices = (files: TestOptions = {}) =>
@@ -57,6 +60,7 @@ export const testServices = (files: TestOptions = {}) =>
     ...(files.startingCash === undefined ? {} : { startingCash: files.startingCash }),
     ...(files.simVenues === undefined ? {} : { simVenues: files.simVenues }),
     ...(files.paper === undefined ? {} : { paperCash: F.of(files.paper.cash) }),
+    ...(files.orderTypes === undefined ? {} : { orderTypes: files.orderTypes }),
     ...(files.simStepMs === undefined && files.paper === undefined
       ? {}
       : {

@@ -10,7 +10,8 @@ import { isAccount, type Permission } from "../../Services/Auth.ts"
 import { defaultAccount, isPaperAccount, VenueGateway, venueAccount } from "../../Services/VenueGateway.ts"
 import { withVenueBalances, withVenuePositions } from "../../Trading/VenueAccount.ts"
 import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
-import { submitBucketOrder, submitOrder } from "../../Orders.ts"
+import { orderTypes, submitBucketOrder, submitOrder } from "../../Orders.ts"
+import { unknownType } from "../../Domain/OrderRequest.ts"
 import { accountsOf, bucketIdOf, Buckets } from "../../Trading/Buckets.ts"
 import { type Position, unrealized } from "../../Trading/Ledger.ts"
 import { traced } from "../../Telemetry/Telemetry.ts"
@@ -80,6 +81,9 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
       .handle(
         "createOrder",
         Effect.fnUntraced(function* ({ payload }) {
+          // A type the server holds no orders of is a body the schema does not take (422), before any permission.
+          const types = orderTypes(engine)
+          if (!types.includes(payload.type)) return yield* Effect.fail(unknownType(payload.type, types))
           const bucketId = bucketIdOf(payload.market_id)
           if (bucketId !== undefined) {
             // An order on a bucket needs `trade` on every member's account: the 403 names the first one missing.
