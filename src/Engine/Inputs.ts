@@ -1,11 +1,11 @@
 /** Feeding a parent's core its inputs: market views, child updates from the desk, expiries and timers. */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Queue } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
 import type { ChildUpdate } from "../Trading/Desk.ts"
 import { type Command, type Input, kept, type MarketView, wakes } from "./Core.ts"
 import { completeIfQuiet, drop, persist, save, takeAmounts } from "./Parents.ts"
-import { admit, end, execute, place } from "./Placement.ts"
+import { admit, childNumberOf, clientIdOf, end, execute, place, retryLater } from "./Placement.ts"
 import { childOf, type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { dueById, quotesOf, rewatch, viewOf, wakeFor } from "./Wake.ts"
 import * as Id from "../Domain/Ids.ts"
@@ -56,8 +56,10 @@ export const onChildUpdate = Effect.fnUntraced(function* (d: Driver, update: Chi
   const parentId = update.order.parentId
   const rt = parentId === null ? undefined : d.parents.get(parentId)
   if (rt === undefined) return
-  const n = Number(update.order.clientOrderId.slice(rt.id.length + 1))
-  const child = childOf(rt, n)
+  const n = childNumberOf(rt, update.order.clientOrderId)
+  const found = childOf(rt, n)
+  // An order of an attempt the child has moved past (refused, and placed again under a new client id) is not its own.
+  const child = found !== undefined && update.order.clientOrderId === clientIdOf(rt, found) ? found : undefined
   if (child === undefined) {
     // A fill after its child finished (a venue may report one late) still counts in the parent's sums.
     const fill = update.fill
@@ -92,7 +94,19 @@ export const onChildUpdate = Effect.fnUntraced(function* (d: Driver, update: Chi
       true
     )
   }
-  if (TERMINAL.has(update.order.status) && child.status !== "done") {
+  const retryable = update.order.info["retryable"]
+  if (update.order.status === "rejected" && typeof retryable === "boolean" && rt.ending === null) {
+    // The venue clearly refused a child answered as written ahead: as a refusal answered at once, it is placed again
+    // later (under a new client id: the refused order is kept under this one) or ends the parent.
+    child.orderId = null
+    child.status = "placing"
+    child.refused = (child.refused ?? 0) + 1
+    if (!retryable || !retryLater(d, rt, child, yield* Clock.currentTimeMillis)) {
+      drop(rt, child)
+      return yield* end(d, rt, "rejected", `child ${n} was refused: ${String(update.order.info["detail"])}`)
+    }
+    yield* Queue.offer(d.wake, undefined)
+  } else if (TERMINAL.has(update.order.status) && child.status !== "done") {
     drop(rt, child)
     const detail = update.order.info["detail"]
     if (rt.ending === null) {

@@ -29,11 +29,36 @@ export const end = Effect.fnUntraced(function* (
   rt.ending = status
   rt.detail = detail
   rt.timers = NONE
+  // A child waiting for a retry has nothing at its venue: it is never placed now.
+  for (const child of rt.children) if (child.status === "placing" && child.orderId === null) drop(rt, child)
   d.sleeping.delete(rt.id)
   yield* save(d, rt)
   for (const child of liveChildren(rt)) yield* cancelChild(d, child)
   yield* completeIfQuiet(d, rt)
 })
+
+/** The client id a child's next placement goes under: `<parent>-<child>`, and `-r<k>` after `k` kept refusals. */
+export const clientIdOf = (rt: Runtime, child: ChildRecord): string =>
+  child.refused === undefined || child.refused === 0
+    ? `${rt.id}-${child.spec.child}`
+    : `${rt.id}-${child.spec.child}-r${child.refused}`
+
+/** The number of the child a client id of this parent's names, whichever attempt it is. */
+export const childNumberOf = (rt: Runtime, clientOrderId: string): number =>
+  Number.parseInt(clientOrderId.slice(rt.id.length + 1), 10)
+
+/**
+ * Sets the timer that places a refused child again, with exponential backoff, while it has retries left; answers
+ * whether it did.
+ */
+export const retryLater = (d: Driver, rt: Runtime, child: ChildRecord, now: number): boolean => {
+  if (child.retries >= MAX_RETRIES) return false
+  child.retries += 1
+  const at = now + RETRY_BASE_MS * 2 ** (child.retries - 1)
+  rt.timers = appended(rt.timers, { timer: `retry:${child.spec.child}`, at })
+  dueAdded(d, at, rt)
+  return true
+}
 
 /** A child's request in an `engine.reaction` span when spans are exported, its retry number told to the venue's. */
 const reaction =
@@ -77,7 +102,7 @@ export const place: (
         time_in_force: spec.timeInForce === "gtd" ? "gtc" : spec.timeInForce,
         post_only: spec.postOnly,
         reduce_only: spec.reduceOnly,
-        client_order_id: `${rt.id}-${spec.child}`,
+        client_order_id: clientIdOf(rt, child),
         parentId: rt.id,
         book: rt.book,
         trader: rt.trader,
@@ -105,15 +130,19 @@ export const place: (
         }
       }
     ])
+    // An order the desk had ended under this client id before a restart, unheard: its fills and its end reach the
+    // parent as the desk's updates do.
+    if (!result.right.created && TERMINAL.has(order.status)) {
+      const fills = [...(yield* d.desk.fills({ orderId: order.id }))].reverse()
+      yield* Queue.offerAll(d.desk.childUpdates, [
+        ...fills.map((fill) => ({ order: { ...order, status: "open" as const }, fill })),
+        { order, fill: undefined }
+      ])
+    }
     return
   }
   const error = result.left
-  if (error.details.retryable === true && child.retries < MAX_RETRIES) {
-    const now = yield* Clock.currentTimeMillis
-    child.retries += 1
-    const at = now + RETRY_BASE_MS * 2 ** (child.retries - 1)
-    rt.timers = appended(rt.timers, { timer: `retry:${spec.child}`, at })
-    dueAdded(d, at, rt)
+  if (error.details.retryable === true && retryLater(d, rt, child, yield* Clock.currentTimeMillis)) {
     yield* persist(d, rt)
     yield* Queue.offer(d.wake, undefined)
     return
@@ -138,8 +167,15 @@ export const admit = (rt: Runtime, commands: ReadonlyArray<Command>) => {
       // Kept in child order: the first with a higher number is where it goes.
       let at = 0
       while (at < rt.children.length && rt.children[at]!.spec.child < n) at++
-      // `seen` from the start (unset until a fill counts): a field added later is kept outside the object.
-      const child: ChildRecord = { spec: command.spec, orderId: null, status: "placing", retries: 0, seen: undefined }
+      // `refused` and `seen` from the start (unset until used): a field added later is kept outside the object.
+      const child: ChildRecord = {
+        spec: command.spec,
+        orderId: null,
+        status: "placing",
+        retries: 0,
+        refused: undefined,
+        seen: undefined
+      }
       rt.children = insertedAt(rt.children, at, child)
     }
   }

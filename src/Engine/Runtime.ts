@@ -25,6 +25,11 @@ export interface ChildRecord {
   orderId: string | null
   status: "placing" | "live" | "done"
   retries: number
+  /**
+   * Orders of this child its venue refused after they were written ahead (a remote venue's): each is kept, rejected,
+   * under its client id, so the next attempt goes under a new one.
+   */
+  refused?: number | undefined
   /** What of the child's filled, cost and fee the parent's sums hold already. */
   seen?: { filled: F.Fixed; cost: F.Fixed; fee: F.Fixed } | undefined
 }

@@ -157,20 +157,21 @@ const send = (r: RemoteDesk, a: Admitted) =>
           r.inflight.answered(pending.id)
           r.inflight.forget(pending.id)
           yield* releaseOrphans(r, pending.venue, now)
-          // An engine's child keeps its record, rejected, so the engine hears of it; a client's order is removed and
-          // its client id may be sent again.
+          // An engine's child keeps its record, rejected, so the engine hears of it (and whether to retry); a
+          // client's order is removed and its client id may be sent again.
           if (pending.parentId !== null) {
             const current = r.memory.lookup(pending.id) ?? pending
+            const error = fromVenueError(e)
             yield* r.setOrder(
               {
                 ...current,
                 status: "rejected",
                 updatedAt: Math.max(now, current.updatedAt),
-                info: { ...current.info, detail: `${e.venue} refused the order: ${e.reason}`, kind: e.kind }
+                info: { ...current.info, detail: error.message, kind: e.kind, retryable: error.details.retryable }
               },
               "order.rejected"
             )
-            return yield* Effect.fail(fromVenueError(e))
+            return yield* Effect.fail(error)
           }
           return yield* refused(r.placing, pending, now, e)
         })

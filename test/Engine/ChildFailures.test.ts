@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import type { SimVenue } from "../../src/Venues/SimVenue.ts"
 import { testServer } from "../Http/TestServer.ts"
-import { children, events, market, parent, place, price, run } from "./Support.ts"
+import { cancel, children, events, market, parent, place, price, run } from "./Support.ts"
 
 const simOrders = Effect.map(VenueGateway, (g) => (g.venue("sim") as SimVenue).exchange)
 
@@ -57,5 +57,30 @@ describe("child failures", () => {
       assert.strictEqual((yield* children(res.body.id)).length, 0)
       assert.strictEqual((yield* events(res.body.id, "managed.done")).length, 1)
     }).pipe(Effect.provide(testServer({ faults: [{ op: "place", nth: 1, kind: "rejected" }] })))
+  )
+})
+
+describe("a cancel while a refused child waits for its retry", () => {
+  it.effect("ends the parent canceled at once, and the child is never placed", () =>
+    Effect.gen(function* () {
+      const m = yield* market()
+      const res = yield* place({
+        market_id: m.id,
+        side: "buy",
+        type: "iceberg",
+        amount: "4",
+        price: price(m.bid - 5),
+        params: { display: "2" }
+      })
+      assert.strictEqual(res.status, 201, res.text)
+      const canceled = yield* cancel(res.body.id)
+      assert.strictEqual(canceled.status, 200, canceled.text)
+      yield* run(5)
+      const p = yield* parent(res.body.id)
+      assert.strictEqual(p.status, "canceled")
+      assert.strictEqual((yield* children(res.body.id)).length, 0)
+      assert.strictEqual((yield* events(res.body.id, "managed.done")).length, 1)
+      assert.strictEqual((yield* simOrders).openOrders().length, 0)
+    }).pipe(Effect.provide(testServer({ faults: [{ op: "place", nth: 1, kind: "rate_limited", retry_after_s: 1 }] })))
   )
 })

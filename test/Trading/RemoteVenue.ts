@@ -14,9 +14,10 @@ import { request } from "../Http/TestServer.ts"
 
 /**
  * What the remote venue does with a placement: answer (`ok`), never answer and never place (`hang`), place and never
- * answer (`hang_placed`), place and answer 500 (`fail_placed`), answer 500 without placing (`fail`), refuse (`refuse`).
+ * answer (`hang_placed`), place and answer 500 (`fail_placed`), answer 500 without placing (`fail`), refuse (`refuse`),
+ * answer 429 (`rate_limited`), or answer 503 to a request that certainly placed nothing (`down`).
  */
-export type Answer = "ok" | "hang" | "hang_placed" | "fail_placed" | "fail" | "refuse"
+export type Answer = "ok" | "hang" | "hang_placed" | "fail_placed" | "fail" | "refuse" | "rate_limited" | "down"
 
 export class Script extends Context.Tag("test/RemoteScript")<
   Script,
@@ -55,31 +56,53 @@ const remoteOf = (sim2: Venue, script: Context.Tag.Service<Script>): Venue => ({
           return Effect.fail(unavailable("HTTP 500"))
         case "refuse":
           return Effect.fail(new VenueError({ venue: "sim2", kind: "rejected", reason: "refused by script" }))
+        case "rate_limited":
+          return Effect.fail(
+            new VenueError({
+              venue: "sim2",
+              kind: "rate_limited",
+              reason: "HTTP 429 too many requests",
+              retryAfterS: 1
+            })
+          )
+        case "down":
+          return Effect.fail(
+            new VenueError({ venue: "sim2", kind: "unavailable", reason: "HTTP 503 exchange closed", sent: false })
+          )
       }
     }),
   orderByClientId: (clientOrderId, request) =>
     script.lookupsFail ? Effect.fail(unavailable("look-up failed")) : sim2.orderByClientId(clientOrderId, request)
 })
 
-/** The server's layers over `sim` and the scripted `sim2`, with short bounds so lost answers settle quickly. */
-export const remoteServer = (options: { readonly placementTimeoutMs?: number } = {}) => {
-  const script = { next: [] as Array<Answer>, seen: [] as Array<string>, lookupsFail: false }
-  const venues = Layer.scoped(
+/** A script with nothing scripted yet. */
+export const newScript = (): Context.Tag.Service<Script> => ({ next: [], seen: [], lookupsFail: false })
+
+/** The venues `sim` and the scripted `sim2`. */
+export const remoteVenues = (script: Context.Tag.Service<Script>) =>
+  Layer.scoped(
     VenueGateway,
     Effect.map(makeSimVenues({ seed: 7, stepMs: 1000, markets: 12, count: 2 }), ([sim, sim2]) =>
       VenueGateway.fromVenues([sim!, remoteOf(sim2!, script)])
     )
   )
+
+/** Short bounds, so that lost answers settle quickly. */
+export const remoteBounds = (placementTimeoutMs = 400) => ({
+  placementTimeoutMs,
+  outcome: { absentAfterMs: 300, firstLookMs: 100, maxBackoffMs: 200 },
+  reconcileEveryMs: 60_000
+})
+
+/** The server's layers over `sim` and the scripted `sim2`, with short bounds so lost answers settle quickly. */
+export const remoteServer = (options: { readonly placementTimeoutMs?: number } = {}) => {
+  const script = newScript()
   const services = serverServices({
     seed: 7,
     store: OrderStore.layerMemory,
     auth: authLayer(":memory:"),
-    venues,
-    remote: {
-      placementTimeoutMs: options.placementTimeoutMs ?? 400,
-      outcome: { absentAfterMs: 300, firstLookMs: 100, maxBackoffMs: 200 },
-      reconcileEveryMs: 60_000
-    }
+    venues: remoteVenues(script),
+    remote: remoteBounds(options.placementTimeoutMs)
   })
   const owner = Layer.effect(
     Owner,
@@ -97,11 +120,11 @@ export const remoteServer = (options: { readonly placementTimeoutMs?: number } =
 export const authed = (method: "GET" | "POST" | "DELETE", path: string, json?: unknown) =>
   Effect.flatMap(Owner, (token) => request(method, path, { token, ...(json === undefined ? {} : { json }) }))
 
-/** Polls until `check` holds; fails the test after about 8 s. */
-export const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
+/** Polls until `check` holds; fails the test after about 8 s (20 ms a try). */
+export const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean, tries = 400) =>
   Effect.gen(function* () {
     let last: A | undefined
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < tries; i++) {
       last = yield* read
       if (check(last)) return last
       yield* Effect.sleep("20 millis")
