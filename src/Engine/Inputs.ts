@@ -101,7 +101,8 @@ export const onChildUpdate = Effect.fnUntraced(function* (d: Driver, update: Chi
     child.orderId = null
     child.status = "placing"
     child.refused = (child.refused ?? 0) + 1
-    if (!retryable || !retryLater(d, rt, child, yield* Clock.currentTimeMillis)) {
+    const now = yield* Clock.currentTimeMillis
+    if (!retryable || !retryLater(d, rt, child, now, update.order.info["retry_after"])) {
       drop(rt, child)
       return yield* end(d, rt, "rejected", `child ${n} was refused: ${String(update.order.info["detail"])}`)
     }

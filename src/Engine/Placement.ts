@@ -48,13 +48,15 @@ export const childNumberOf = (rt: Runtime, clientOrderId: string): number =>
   Number.parseInt(clientOrderId.slice(rt.id.length + 1), 10)
 
 /**
- * Sets the timer that places a refused child again, with exponential backoff, while it has retries left; answers
- * whether it did.
+ * Sets the timer that places a refused child again, with exponential backoff (never sooner than the venue's
+ * `retry_after`, in seconds, when it gave one), while it has retries left; answers whether it did.
  */
-export const retryLater = (d: Driver, rt: Runtime, child: ChildRecord, now: number): boolean => {
+export const retryLater = (d: Driver, rt: Runtime, child: ChildRecord, now: number, retryAfter?: unknown): boolean => {
   if (child.retries >= MAX_RETRIES) return false
   child.retries += 1
-  const at = now + RETRY_BASE_MS * 2 ** (child.retries - 1)
+  const backoff = RETRY_BASE_MS * 2 ** (child.retries - 1)
+  const asked = typeof retryAfter === "number" && retryAfter > 0 ? Math.ceil(retryAfter * 1000) : 0
+  const at = now + Math.max(backoff, asked)
   rt.timers = appended(rt.timers, { timer: `retry:${child.spec.child}`, at })
   dueAdded(d, at, rt)
   return true
@@ -142,7 +144,8 @@ export const place: (
     return
   }
   const error = result.left
-  if (error.details.retryable === true && retryLater(d, rt, child, yield* Clock.currentTimeMillis)) {
+  const now = yield* Clock.currentTimeMillis
+  if (error.details.retryable === true && retryLater(d, rt, child, now, error.details["retry_after"])) {
     yield* persist(d, rt)
     yield* Queue.offer(d.wake, undefined)
     return

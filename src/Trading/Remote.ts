@@ -167,7 +167,13 @@ const send = (r: RemoteDesk, a: Admitted) =>
                 ...current,
                 status: "rejected",
                 updatedAt: Math.max(now, current.updatedAt),
-                info: { ...current.info, detail: error.message, kind: e.kind, retryable: error.details.retryable }
+                info: {
+                  ...current.info,
+                  detail: error.message,
+                  kind: e.kind,
+                  retryable: error.details.retryable,
+                  ...(e.retryAfterS === undefined ? {} : { retry_after: e.retryAfterS })
+                }
               },
               "order.rejected"
             )

@@ -40,6 +40,28 @@ describe("child failures", () => {
     )
   )
 
+  it.effect("a refusal that says when to come back is not retried sooner, even when the backoff is shorter", () =>
+    Effect.gen(function* () {
+      const m = yield* market()
+      const res = yield* place({
+        market_id: m.id,
+        side: "buy",
+        type: "iceberg",
+        amount: "4",
+        price: price(m.bid - 5),
+        params: { display: "2" }
+      })
+      assert.strictEqual(res.status, 201, res.text)
+      // The first backoff is 0.2 s; the venue asked for 3 s.
+      yield* run(2)
+      assert.strictEqual((yield* children(res.body.id)).length, 0)
+      yield* run(2)
+      const kids = yield* children(res.body.id)
+      assert.strictEqual(kids.length, 1)
+      assert.strictEqual(kids[0].status, "open")
+    }).pipe(Effect.provide(testServer({ faults: [{ op: "place", nth: 1, kind: "rate_limited", retry_after_s: 3 }] })))
+  )
+
   it.effect("a non-retryable refusal ends the parent rejected with the venue's reason", () =>
     Effect.gen(function* () {
       const m = yield* market()

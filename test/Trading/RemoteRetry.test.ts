@@ -60,6 +60,8 @@ describe("an engine child a remote venue refuses", () => {
         assert.strictEqual(new Set(script.seen).size, 3, "each attempt has its own client id at the venue")
         assert.deepStrictEqual(kids.map((c) => c.client_order_id).sort(), [`${id}-1`, `${id}-1-r1`, `${id}-1-r2`])
         assert.deepStrictEqual(kids.map((c) => c.status).sort(), ["open", "rejected", "rejected"])
+        // The venue's retry-after goes with each refused attempt: the next one waits at least that long.
+        for (const c of kids.filter((k) => k.status === "rejected")) assert.strictEqual(c.info.retry_after, 1)
         assert.strictEqual(yield* atVenue, 1)
         const parent = yield* parentOf(id)
         assert.strictEqual(parent.status, "triggered")
