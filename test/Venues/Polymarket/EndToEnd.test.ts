@@ -170,6 +170,47 @@ describe("Polymarket end to end", () => {
   )
 
   it.live(
+    "a position redeemable when the server stops and redeemed while it was down shows redeemed after the start",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "polymarket-redeem-"))
+        const fake = yield* Effect.promise(() => startFake(SIGNER))
+        const given = { fake, engineFile: join(dir, "engine.db"), reconcileEveryMs: 300 }
+        const position = (r: any) => r.body.data.find((p: any) => p.market_id === M)
+        const read = authed("GET", "/trading/positions?account=polymarket:default")
+        try {
+          yield* Effect.gen(function* () {
+            const taken = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.6", time_in_force: "ioc" })
+            assert.strictEqual((yield* settled(taken.body.id)).body.filled, "5")
+            fake.resolve("yes")
+            const waiting = yield* eventually(read, (r) => position(r)?.settled != null, "the settled position")
+            assert.strictEqual(position(waiting).settled.redeemable_amount, "5")
+          }).pipe(Effect.provide(server(trading, given)))
+          // stored as it was: still redeemable after a restart while the wallet holds the tokens
+          yield* Effect.gen(function* () {
+            const again = position(yield* read)
+            assert.strictEqual(again.settled.redeemable, true)
+            assert.strictEqual(again.settled.redeemable_amount, "5")
+          }).pipe(Effect.provide(server(trading, { ...given, reconcileEveryMs: 60_000 })))
+          fake.redeem()
+          // the start's read-back finds the tokens gone (the periodic one is a minute away)
+          yield* Effect.gen(function* () {
+            const done = position(
+              yield* eventually(read, (r) => position(r).settled.redeemed_at !== null, "the redeemed position")
+            )
+            assert.strictEqual(done.settled.redeemable, false)
+            assert.strictEqual(done.settled.redeemable_amount, "0")
+          }).pipe(Effect.provide(server(trading, { ...given, reconcileEveryMs: 60_000 })))
+          assert.deepStrictEqual(fake.refusals, [])
+        } finally {
+          yield* Effect.promise(() => fake.close())
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }),
+    40_000
+  )
+
+  it.live(
     "a lost position has nothing to redeem: not redeemable, amount 0, and never asked about",
     () =>
       Effect.gen(function* () {
