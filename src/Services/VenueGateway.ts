@@ -299,8 +299,6 @@ export interface VenueHolding {
   readonly nativeId: string
   readonly side: "yes" | "no"
   readonly size: Fixed
-  /** The venue's own word that the tokens can be redeemed now (its index may say so a little after the resolution). */
-  readonly redeemable: boolean
 }
 
 /** One stream of a venue (a socket, or a channel of one), for `GET /trading/status`. */

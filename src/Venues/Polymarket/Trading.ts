@@ -166,12 +166,7 @@ export const makePolymarketTrading = (deps: TradingDeps) =>
             const m = yield* market(row.conditionId)
             const side = m?.yesToken === row.asset ? "yes" : m?.noToken === row.asset ? "no" : undefined
             if (side === undefined) continue
-            out.push({
-              nativeId: row.conditionId,
-              side,
-              size: row.size as F.Fixed,
-              redeemable: row.redeemable === true
-            })
+            out.push({ nativeId: row.conditionId, side, size: row.size as F.Fixed })
           }
         }
         return out
