@@ -338,6 +338,9 @@ export interface Schemas {
       readonly contracts: string
       readonly realized_pnl: string
       readonly ts: number
+      readonly redeemable: boolean
+      readonly redeemable_amount: string
+      readonly redeemed_at: number | null
     } | null
   }
   readonly Risk: {

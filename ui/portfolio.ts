@@ -19,12 +19,29 @@ export const initPortfolio = (options: { account: () => string }) => {
 const cells = (...values: ReadonlyArray<string | number | null>) =>
   h("tr", {}, ...values.map((v) => h("td", { title: v === null ? "" : String(v) }, v === null ? "–" : String(v))))
 
-/** A settled position as one phrase: what it held, what each contract paid, and the P&L it booked. */
-const settledText = (settled: { payout: string; contracts: string; realized_pnl: string } | null) => {
+/**
+ * A settled position as one phrase: what it held, what each contract paid, the P&L it booked, and on a venue that pays
+ * once the holder redeems, what is left to redeem or that it was redeemed.
+ */
+const settledText = (
+  settled: {
+    payout: string
+    contracts: string
+    realized_pnl: string
+    redeemable: boolean
+    redeemable_amount: string
+    redeemed_at: number | null
+  } | null
+) => {
   if (settled === null) return null
   const held = settled.contracts.startsWith("-") ? `${settled.contracts.slice(1)} NO` : `${settled.contracts} YES`
   const result = settled.payout === "1" ? "YES won" : settled.payout === "0" ? "NO won" : `YES paid ${settled.payout}`
-  return `${held}, ${result}: ${settled.realized_pnl}`
+  const redemption = settled.redeemable
+    ? `, redeemable ${settled.redeemable_amount}`
+    : settled.redeemed_at === null
+      ? ""
+      : ", redeemed"
+  return `${held}, ${result}: ${settled.realized_pnl}${redemption}`
 }
 
 export const loadPortfolio = async () => {

@@ -188,6 +188,12 @@ export interface Venue {
     ReadonlyArray<{ readonly nativeId: string; readonly payout: Fixed; readonly ts: number }>,
     VenueError
   >
+  /**
+   * Set by a venue that pays a resolved market only when the holder redeems the winning tokens itself (Polymarket: the
+   * conditional tokens' `redeemPositions`, on chain): the tokens the account still holds in these markets. A position
+   * settled there shows as redeemable until the venue holds none of its side any more.
+   */
+  readonly unredeemed?: (nativeIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<VenueHolding>, VenueError>
   /** The state of each of the venue's streams, for `GET /trading/status`. */
   readonly streams?: Effect.Effect<ReadonlyArray<StreamStatus>>
   /** Shrinks a resting order to `remaining` contracts left, keeping its place in the queue. */
@@ -286,6 +292,13 @@ export interface VenuePosition {
   readonly exposure: Fixed | null
   readonly realizedPnl: Fixed | null
   readonly feesPaid: Fixed | null
+}
+
+/** Tokens of one side of a market the account holds, as the venue lists them (see `unredeemed`). */
+export interface VenueHolding {
+  readonly nativeId: string
+  readonly side: "yes" | "no"
+  readonly size: Fixed
 }
 
 /** One stream of a venue (a socket, or a channel of one), for `GET /trading/status`. */

@@ -34,7 +34,7 @@ import { DEFAULT_OUTCOME, type OutcomeConfig, settleOne, settleUnknown } from ".
 import { recordOf, type SyncRecord, type Syncing, syncVenue } from "./VenueSync.ts"
 import { amendRemote, boundedVenue, cancelRemote, placeRemote, type RemoteDesk, requestOf } from "./Remote.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
-import { catchUpSettlements, resolutionsSince, settleMarket, type Settling } from "./Settlement.ts"
+import { catchUpSettlements, checkRedemptions, resolutionsSince, settleMarket, type Settling } from "./Settlement.ts"
 
 /** A plain order to place: the order request on its account, and what an engine parent adds to its child's. */
 export interface PlaceInput extends AccountRequest {
@@ -323,7 +323,12 @@ const makeDesk = (config: DeskConfig) =>
       })
 
     // Settlement: positions of a resolved market close at its payout (see Settlement.ts).
-    const settling: Settling = { ledger, write, accounts: gateway.accounts }
+    const settling: Settling = {
+      ledger,
+      write,
+      accounts: gateway.accounts,
+      redeems: (account) => gateway.trading(account)?.unredeemed !== undefined
+    }
     const settleIn =
       (paper: boolean): Applied["settle"] =>
       (venue, nativeId, payout, ts) =>
@@ -641,6 +646,7 @@ const makeDesk = (config: DeskConfig) =>
                 })
               )
         ),
+      redemptions: (handle) => checkRedemptions(settling, handle, serialized),
       records: syncRecords
     }
 

@@ -34,12 +34,28 @@ export interface Position {
   readonly settled?: SettledMark | undefined
 }
 
-/** How a position was settled: the payout per YES contract, the contracts it closed (signed), the P&L it booked. */
+/**
+ * How a position was settled: the payout per YES contract, the contracts it closed (signed), the P&L it booked, and on
+ * a venue whose payout waits for the holder to redeem it (Polymarket), the redemption.
+ */
 export interface SettledMark {
   readonly payout: F.Fixed
   readonly contracts: F.Fixed
   readonly realized: F.Fixed
   readonly ts: number
+  readonly redemption?: Redemption | undefined
+}
+
+/** What the holder can redeem of a settlement (payout × contracts of the side held), and when the venue redeemed it. */
+export interface Redemption {
+  readonly amount: F.Fixed
+  readonly redeemedAt: number | null
+}
+
+/** What is left to redeem of a settled position: its amount until the venue redeemed it; 0 where nothing waits. */
+export const redeemableAmount = (settled: SettledMark | undefined): F.Fixed => {
+  const r = settled?.redemption
+  return r === undefined || r.redeemedAt !== null ? F.ZERO : r.amount
 }
 
 const emptyPosition = (account: string, marketId: string): Position => ({
@@ -118,6 +134,7 @@ export interface PositionRow {
     readonly contracts: string
     readonly realized: string
     readonly ts: number
+    readonly redemption?: { readonly amount: string; readonly redeemed_at: number | null }
   }
 }
 
@@ -130,9 +147,17 @@ export const positionRow = (p: Position): PositionRow => {
   }
   if (p.settled === undefined) return row
   const s = p.settled
+  const settled = {
+    payout: F.format(s.payout),
+    contracts: F.format(s.contracts),
+    realized: F.format(s.realized),
+    ts: s.ts
+  }
+  const r = s.redemption
   return {
     ...row,
-    settled: { payout: F.format(s.payout), contracts: F.format(s.contracts), realized: F.format(s.realized), ts: s.ts }
+    settled:
+      r === undefined ? settled : { ...settled, redemption: { amount: F.format(r.amount), redeemed_at: r.redeemedAt } }
   }
 }
 
@@ -147,9 +172,12 @@ export const positionOfRow = (account: string, marketId: string, row: PositionRo
   }
   const s = row.settled
   if (s === undefined) return position
+  const settled = { payout: F.of(s.payout), contracts: F.of(s.contracts), realized: F.of(s.realized), ts: s.ts }
+  const r = s.redemption
   return {
     ...position,
-    settled: { payout: F.of(s.payout), contracts: F.of(s.contracts), realized: F.of(s.realized), ts: s.ts }
+    settled:
+      r === undefined ? settled : { ...settled, redemption: { amount: F.of(r.amount), redeemedAt: r.redeemed_at } }
   }
 }
 
@@ -197,14 +225,27 @@ export class Ledger {
 
   /**
    * Closes a position at its market's payout (see `settlementOf`) and answers the settlement, or undefined when there
-   * is nothing to settle (no contracts held, or settled already).
+   * is nothing to settle (no contracts held, or settled already). `redeems`: the venue pays it once redeemed.
    */
-  settle(account: string, marketId: string, payout: F.Fixed, ts: number): Settlement | undefined {
-    const settlement = settlementOf(this.position(account, marketId), payout, ts)
+  settle(account: string, marketId: string, payout: F.Fixed, ts: number, redeems = false): Settlement | undefined {
+    const settlement = settlementOf(this.position(account, marketId), payout, ts, redeems)
     if (settlement === undefined) return undefined
     this.positions.set(this.key(account, marketId), settlement.position)
     this.moved.set(account, F.add(this.cashMoved(account), settlement.cashChange))
     return settlement
+  }
+
+  /**
+   * Marks a settled position's payout redeemed at `ts` and answers the position it leaves, or undefined when nothing
+   * waits to be redeemed there (redeemed already, or nothing to redeem).
+   */
+  redeem(account: string, marketId: string, ts: number): Position | undefined {
+    const position = this.position(account, marketId)
+    const settled = position.settled
+    if (settled?.redemption === undefined || redeemableAmount(settled) === 0) return undefined
+    const after = { ...position, settled: { ...settled, redemption: { ...settled.redemption, redeemedAt: ts } } }
+    this.positions.set(this.key(account, marketId), after)
+    return after
   }
 
   /** Applies a fill (the caller makes sure each fill comes once) and answers the position it leaves. */

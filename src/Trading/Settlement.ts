@@ -1,9 +1,9 @@
 /** Settlement: a resolved market closes its positions at the payout, with realized P&L, cash and one event. */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import type { Batch, JournalEntry } from "../Services/OrderStore.ts"
 import { isPaperAccount, type Venue } from "../Services/VenueGateway.ts"
-import { type Ledger, type Position, positionRow } from "./Ledger.ts"
+import { type Ledger, type Position, positionRow, redeemableAmount } from "./Ledger.ts"
 import * as Id from "../Domain/Ids.ts"
 
 /** The settlement of one position: what it closed, at what payout, and what it moved. */
@@ -28,9 +28,15 @@ export interface Settlement {
  * The settlement of a position at `payout` per YES contract: YES contracts are paid `payout` each, NO contracts
  * `1 − payout` each; the P&L booked is that value less the position's cost basis (its average price times the
  * contracts; `1 − average` a NO contract). Undefined when there is nothing to settle: no contracts held (a position
- * flat or settled already), so a settlement reported twice books once.
+ * flat or settled already), so a settlement reported twice books once. `redeems`: the venue pays only once the holder
+ * redeems, so the settled mark carries what is to be redeemed (with what an earlier settlement left unredeemed).
  */
-export const settlementOf = (position: Position, payout: F.Fixed, ts: number): Settlement | undefined => {
+export const settlementOf = (
+  position: Position,
+  payout: F.Fixed,
+  ts: number,
+  redeems = false
+): Settlement | undefined => {
   const q = position.contracts
   if (q === 0) return undefined
   const n = Math.abs(q) as F.Fixed
@@ -39,6 +45,8 @@ export const settlementOf = (position: Position, payout: F.Fixed, ts: number): S
   const cashChange = F.mul(paid, n)
   const realized = F.mul(q > 0 ? F.sub(payout, average) : F.sub(average, payout), n)
   const before = position.settled
+  const owed = F.add(redeemableAmount(before), cashChange)
+  const redemption = redeems ? { amount: owed, redeemedAt: null } : undefined
   return {
     account: position.account,
     marketId: position.marketId,
@@ -58,7 +66,8 @@ export const settlementOf = (position: Position, payout: F.Fixed, ts: number): S
         payout,
         contracts: before === undefined ? q : F.add(before.contracts, q),
         realized: before === undefined ? realized : F.add(before.realized, realized),
-        ts
+        ts,
+        ...(redemption === undefined ? {} : { redemption })
       }
     }
   }
@@ -96,11 +105,15 @@ export const settlementBatch = (s: Settlement, cashMoved: F.Fixed): Batch => ({
   entries: [settledEntry(s)]
 })
 
-/** What settling needs of the desk: its ledger, its one way to write, and the accounts it serves. */
+/**
+ * What settling needs of the desk: its ledger, its one way to write, the accounts it serves, and which of them hold
+ * their payouts on a venue that pays only once redeemed (the trading handle offers `unredeemed`).
+ */
 export interface Settling {
   readonly ledger: Ledger
   readonly write: (batch: Batch) => Effect.Effect<void>
   readonly accounts: ReadonlyArray<string>
+  readonly redeems?: (account: string) => boolean
 }
 
 /**
@@ -119,7 +132,7 @@ export const settleMarket = Effect.fnUntraced(function* (
   const booked: Array<Settlement> = []
   for (const account of d.accounts) {
     if (Id.parseAccountId(account)?.venue !== venue || isPaperAccount(account) !== paper) continue
-    const s = d.ledger.settle(account, marketId, payout, ts)
+    const s = d.ledger.settle(account, marketId, payout, ts, !paper && d.redeems?.(account) === true)
     if (s === undefined) continue
     booked.push(s)
     yield* d.write(settlementBatch(s, d.ledger.cashMoved(account)))
@@ -172,5 +185,54 @@ export const catchUpSettlements = Effect.fnUntraced(function* (
   for (const handle of handles) {
     const { venue, paper, resolved } = yield* resolutionsSince(handle, setting)
     for (const r of resolved) yield* settleMarket(d, paper, venue, r.nativeId, r.payout, r.ts)
+  }
+})
+
+/** The `position.redeemed` event: the venue holds no more of a settled position's winning tokens. */
+export const redeemedEntry = (p: Position, amount: F.Fixed, ts: number): JournalEntry => ({
+  ts,
+  kind: "position.redeemed",
+  key: p.marketId,
+  payload: { account: p.account, market_id: p.marketId, amount: F.format(amount), ts }
+})
+
+/**
+ * Reads what a venue that pays on redemption (`unredeemed`) still holds of the positions settled there and waiting to be
+ * redeemed, and marks redeemed each whose side the venue holds no more (the holder redeemed its tokens), one write
+ * each with its `position.redeemed`. Tokens still held wait, whether or not the venue flags them redeemable yet.
+ */
+export const checkRedemptions = Effect.fnUntraced(function* (
+  d: Settling,
+  handle: Venue,
+  serialized: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+) {
+  if (handle.unredeemed === undefined) return
+  const venue = handle.info.id
+  const accounts = new Set(handle.accounts.map((name) => `${venue}:${name}`))
+  const waiting = d.ledger
+    .allPositions()
+    .filter((p) => accounts.has(p.account) && !isPaperAccount(p.account) && redeemableAmount(p.settled) > 0)
+  if (waiting.length === 0) return
+  const nativeIds = [...new Set(waiting.map((p) => p.marketId.slice(venue.length + 1)))]
+  const read = yield* Effect.either(handle.unredeemed(nativeIds))
+  if (read._tag === "Left") {
+    return yield* Effect.logWarning(`${venue}: the tokens left to redeem are unavailable (${read.left.reason})`)
+  }
+  const held = new Set(read.right.filter((h) => h.size > 0).map((h) => `${venue}:${h.nativeId}\u0000${h.side}`))
+  for (const p of waiting) {
+    const side = p.settled!.contracts > 0 ? "yes" : "no"
+    if (held.has(`${p.marketId}\u0000${side}`)) continue
+    yield* serialized(
+      Effect.gen(function* () {
+        const amount = redeemableAmount(d.ledger.position(p.account, p.marketId).settled)
+        const ts = yield* Clock.currentTimeMillis
+        const after = d.ledger.redeem(p.account, p.marketId, ts)
+        if (after === undefined) return
+        yield* d.write({
+          positions: [{ account: p.account, marketId: p.marketId, value: positionRow(after) }],
+          entries: [redeemedEntry(after, amount, ts)]
+        })
+      })
+    )
   }
 })

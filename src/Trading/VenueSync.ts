@@ -43,6 +43,8 @@ export interface Syncing {
   readonly emit: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<unknown>
   /** Books the markets the venue reports resolved since the last settlement booked (its read outside the lock). */
   readonly settlements: (handle: Venue) => Effect.Effect<void>
+  /** Marks redeemed the settled positions whose tokens the venue no longer holds (a venue with `unredeemed`). */
+  readonly redemptions: (handle: Venue) => Effect.Effect<void>
   readonly records: Map<string, SyncRecord>
 }
 
@@ -154,6 +156,7 @@ export const syncVenue = (s: Syncing, handle: Venue, why: string) =>
       }
     }
     yield* s.settlements(handle)
+    yield* s.redemptions(handle)
     const now = yield* Clock.currentTimeMillis
     record.lastAt = now
     record.runs++

@@ -125,11 +125,15 @@ describe("settlement through the server", () => {
           assert.strictEqual(p.side, null)
           assert.strictEqual(p.unrealized_pnl, "0")
           assert.strictEqual(p.realized_pnl, F.format(F.add(F.of(was.position.realized_pnl), loss)))
+          // The sim pays a settlement itself: nothing waits to be redeemed.
           assert.deepStrictEqual(p.settled, {
             payout: "1",
             contracts: "-3",
             realized_pnl: F.format(loss),
-            ts: s.payload.ts
+            ts: s.payload.ts,
+            redeemable: false,
+            redeemable_amount: "0",
+            redeemed_at: null
           })
           const balance = (yield* call("GET", `/trading/balances?account=${account}`)).body.data[0]
           // Nothing paid in; the bid's collateral is free again.

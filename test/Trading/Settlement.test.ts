@@ -12,7 +12,7 @@ import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { type Venue, type VenueEvent, VenueGateway } from "../../src/Services/VenueGateway.ts"
 import { authLayer, serverServices, venuesLayer } from "../../src/Stack.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
-import { type Fill, Ledger, positionOfRow, positionRow } from "../../src/Trading/Ledger.ts"
+import { type Fill, Ledger, positionOfRow, positionRow, redeemableAmount } from "../../src/Trading/Ledger.ts"
 import { settlementOf } from "../../src/Trading/Settlement.ts"
 import type { SimVenue } from "../../src/Venues/SimVenue.ts"
 
@@ -130,6 +130,52 @@ describe("settlement in the ledger", () => {
         for (const p of ledger.allPositions()) assert.strictEqual(p.contracts, F.ZERO)
       }),
       { seed: 31, numRuns: 300 }
+    )
+  })
+
+  it("on a venue that pays once redeemed: what waits is what the settlement paid, until redeemed once, across restarts", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fillArb, { maxLength: 40 }),
+        payoutArb,
+        fc.integer({ min: 0, max: 2 }),
+        (specs, payout, m) => {
+          const ledger = new Ledger(() => F.of("1000"))
+          for (const f of fillsOf(specs)) ledger.record(f)
+          const marketId = `sim:m${m}`
+          const s = ledger.settle(ACCOUNT, marketId, payout, 1000, true)
+          if (s === undefined) return
+          const settled = ledger.position(ACCOUNT, marketId).settled
+          // The amount the holder can redeem is the cash the settlement booked: payout × contracts of the side held.
+          assert.strictEqual(redeemableAmount(settled), s.cashChange)
+          assert.deepStrictEqual(settled!.redemption, { amount: s.cashChange, redeemedAt: null })
+          const reread = () => {
+            const restored = new Ledger(() => F.of("1000"))
+            for (const p of ledger.allPositions()) {
+              restored.restore(positionOfRow(p.account, p.marketId, JSON.parse(JSON.stringify(positionRow(p)))))
+            }
+            return restored
+          }
+          assert.deepStrictEqual(reread().allPositions(), ledger.allPositions())
+          const cash = ledger.cashOf(ACCOUNT)
+          const redeemed = ledger.redeem(ACCOUNT, marketId, 2000)
+          if (s.cashChange === 0) {
+            // A losing side has nothing to redeem: it never waits, and is never marked redeemed.
+            assert.isUndefined(redeemed)
+            return
+          }
+          assert.deepStrictEqual(redeemed!.settled!.redemption, { amount: s.cashChange, redeemedAt: 2000 })
+          assert.strictEqual(redeemableAmount(redeemed!.settled), F.ZERO)
+          // Redeeming moves no cash (the ledger booked it at settlement) and happens once, after a restart too.
+          assert.strictEqual(ledger.cashOf(ACCOUNT), cash)
+          assert.strictEqual(redeemed!.realized, s.position.realized)
+          assert.isUndefined(ledger.redeem(ACCOUNT, marketId, 3000))
+          const restored = reread()
+          assert.deepStrictEqual(restored.allPositions(), ledger.allPositions())
+          assert.isUndefined(restored.redeem(ACCOUNT, marketId, 3000))
+        }
+      ),
+      { seed: 32, numRuns: 300 }
     )
   })
 

@@ -83,7 +83,17 @@ export const PositionRecord = Schema.Struct({
       payout: DecimalString.annotations({ description: "What one YES contract paid; a NO contract paid 1 − payout" }),
       contracts: DecimalString.annotations({ description: "The contracts settled, netted on the YES leg" }),
       realized_pnl: DecimalString.annotations({ description: "The part of realized_pnl the settlement booked" }),
-      ts: Millis
+      ts: Millis,
+      redeemable: Schema.Boolean.annotations({
+        description:
+          "The payout waits for the holder to redeem the winning tokens at the venue (Polymarket). False where the venue pays on its own, for a losing side and once redeemed"
+      }),
+      redeemable_amount: DecimalString.annotations({
+        description: "What redeeming pays: payout × contracts of the side held; 0 when not redeemable"
+      }),
+      redeemed_at: Schema.NullOr(Millis).annotations({
+        description: "When the venue was first seen holding none of the tokens any more (redeemed); null until then"
+      })
     })
   ).annotations({ description: "Set once the market resolved and the position closed at its payout" })
 }).annotations({ identifier: "Position" })

@@ -13,7 +13,7 @@ import { Desk, type HaltState, renderFill } from "../../Trading/Desk.ts"
 import { orderTypes, submitBucketOrder, submitOrder } from "../../Orders.ts"
 import { unknownType } from "../../Domain/OrderRequest.ts"
 import { accountsOf, bucketIdOf, Buckets } from "../../Trading/Buckets.ts"
-import { type Position, unrealized } from "../../Trading/Ledger.ts"
+import { type Position, redeemableAmount, unrealized } from "../../Trading/Ledger.ts"
 import { traced } from "../../Telemetry/Telemetry.ts"
 import { Api } from "../Api.ts"
 import { badCursor, orderPage } from "./OrderPages.ts"
@@ -238,7 +238,10 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
                       payout: F.format(p.settled.payout),
                       contracts: F.format(p.settled.contracts),
                       realized_pnl: F.format(p.settled.realized),
-                      ts: p.settled.ts
+                      ts: p.settled.ts,
+                      redeemable: redeemableAmount(p.settled) > 0,
+                      redeemable_amount: F.format(redeemableAmount(p.settled)),
+                      redeemed_at: p.settled.redemption?.redeemedAt ?? null
                     }
             }
           })

@@ -1,7 +1,7 @@
 /** Polymarket's trading side: placements, cancels, order and own-fill reads and settlements of one account. */
 import { Clock, Effect, Schema } from "effect"
 import * as F from "../../Domain/Fixed.ts"
-import type { PlaceOrderRequest, VenueError, VenueFill, VenueOrder } from "../../Services/VenueGateway.ts"
+import type { PlaceOrderRequest, VenueError, VenueFill, VenueHolding, VenueOrder } from "../../Services/VenueGateway.ts"
 import type { PolymarketCatalog } from "./Catalog.ts"
 import type { Channels } from "./Channels.ts"
 import { makeOrders, OpenOrder } from "./Orders.ts"
@@ -12,7 +12,7 @@ import type { PolymarketAccount, PolymarketConfig } from "./Settings.ts"
 import { makeUserChannel } from "./UserChannel.ts"
 import { Decimal, GammaMarkets, toMarket } from "./Wire.ts"
 
-/** A Data API position (`GET /positions?user=`): `redeemable` once its market resolved. */
+/** A Data API position (`GET /positions?user=`): `redeemable` once its market resolved, gone once redeemed. */
 const DataPositions = Schema.Array(
   Schema.Struct({
     conditionId: Schema.String,
@@ -21,6 +21,8 @@ const DataPositions = Schema.Array(
     redeemable: Schema.optional(Schema.Boolean)
   })
 )
+/** Markets asked for in one Data API read of positions (their condition ids in the query). */
+const UNREDEEMED_BATCH = 20
 const Canceled = Schema.Struct({ canceled: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))) })
 
 /**
@@ -140,6 +142,36 @@ export const makePolymarketTrading = (deps: TradingDeps) =>
         return out.sort((a, b) => a.ts - b.ts)
       })
 
+    /**
+     * The tokens the wallet still holds in these (resolved) markets, from the Data API's positions: a winning side is
+     * held until the wallet redeems it on chain, which burns the tokens and removes the position.
+     */
+    const unredeemed = (nativeIds: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        if (funder === undefined) return yield* fail("not_supported", "trading needs POLYMARKET_PRIVATE_KEY")
+        const out: Array<VenueHolding> = []
+        for (let i = 0; i < nativeIds.length; i += UNREDEEMED_BATCH) {
+          const ids = nativeIds.slice(i, i + UNREDEEMED_BATCH)
+          const rows = yield* rest.json(
+            {
+              family: "data",
+              host: "data",
+              method: "GET",
+              path: `/positions?user=${funder}&market=${ids.join(",")}&sizeThreshold=0&limit=500`
+            },
+            DataPositions
+          )
+          for (const row of rows) {
+            if (row.size <= 0 || !ids.includes(row.conditionId)) continue
+            const m = yield* market(row.conditionId)
+            const side = m?.yesToken === row.asset ? "yes" : m?.noToken === row.asset ? "no" : undefined
+            if (side === undefined) continue
+            out.push({ nativeId: row.conditionId, side, size: row.size as F.Fixed })
+          }
+        }
+        return out
+      })
+
     const cancelOrder = (venueOrderId: string): Effect.Effect<VenueOrder, VenueError> =>
       Effect.gen(function* () {
         yield* ensureCreds
@@ -192,6 +224,7 @@ export const makePolymarketTrading = (deps: TradingDeps) =>
       orderByClientId,
       orderById,
       fillsSince,
-      settlementsSince
+      settlementsSince,
+      unredeemed
     }
   })

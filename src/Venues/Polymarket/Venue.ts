@@ -87,6 +87,7 @@ export const makePolymarketVenue = (
       orderById: trading.orderById,
       fillsSince: trading.fillsSince,
       settlementsSince: trading.settlementsSince,
+      unredeemed: trading.unredeemed,
       streams: channels.statuses,
       subscribe: PubSub.subscribe(events),
       watch: data.watch

@@ -109,6 +109,145 @@ describe("Polymarket end to end", () => {
   )
 
   it.live(
+    "a won position is redeemable with its amount until the wallet redeems its tokens, then it shows redeemed",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        const taken = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.6", time_in_force: "ioc" })
+        assert.strictEqual(taken.status, 201, taken.text)
+        assert.strictEqual((yield* settled(taken.body.id)).body.filled, "5")
+        x.resolve("yes")
+        const position = (r: any) => r.body.data.find((p: any) => p.market_id === M)
+        const read = authed("GET", "/trading/positions?account=polymarket:default")
+        const waiting = position(yield* eventually(read, (r) => position(r)?.settled != null, "the settled position"))
+        assert.deepStrictEqual(waiting.settled, {
+          payout: "1",
+          contracts: "5",
+          realized_pnl: "2",
+          ts: waiting.settled.ts,
+          redeemable: true,
+          redeemable_amount: "5",
+          redeemed_at: null
+        })
+        // The Data API lists the tokens still held but not (yet, or no longer) flagged redeemable: they are not
+        // redeemed while the wallet holds them, whatever the flag says.
+        x.indexLag = true
+        const status = authed("GET", "/trading/status")
+        const runs = (r: any) => r.body.venue_state?.polymarket?.last_reconcile_at ?? 0
+        const from = runs(yield* status)
+        yield* eventually(status, (r) => runs(r) > from + 600, "two more reconciles")
+        assert.strictEqual(position(yield* read).settled.redeemable, true)
+        // asked for the markets waiting, every size
+        assert.isTrue(
+          x.positionQueries.some((q) => q.includes(`market=${CONDITION}`) && q.includes("sizeThreshold=0")),
+          JSON.stringify(x.positionQueries)
+        )
+
+        // The wallet redeems on chain: the tokens are burned and the Data API lists the position no more.
+        x.indexLag = false
+        const cash = (yield* authed("GET", "/trading/balances?account=polymarket:default")).body.data[0].cash
+        x.redeem()
+        const done = position(
+          yield* eventually(read, (r) => position(r).settled.redeemed_at !== null, "the redeemed position")
+        )
+        assert.strictEqual(done.settled.redeemable, false)
+        assert.strictEqual(done.settled.redeemable_amount, "0")
+        assert.strictEqual(done.realized_pnl, waiting.realized_pnl)
+        // The ledger booked the payout as cash at settlement: redeeming it books nothing more.
+        assert.strictEqual(
+          (yield* authed("GET", "/trading/balances?account=polymarket:default")).body.data[0].cash,
+          cash
+        )
+        const store = yield* OrderStore
+        const events = (yield* store.eventsAfter(0, 10_000)).filter((e) => e.kind === "position.redeemed")
+        assert.deepStrictEqual(
+          events.map((e) => e.payload),
+          [{ account: "polymarket:default", market_id: M, amount: "5", ts: done.settled.redeemed_at }]
+        )
+        yield* allSigned
+      }).pipe(Effect.provide(server(trading, { reconcileEveryMs: 300 }))),
+    30_000
+  )
+
+  it.live(
+    "a position redeemable when the server stops and redeemed while it was down shows redeemed after the start",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "polymarket-redeem-"))
+        const fake = yield* Effect.promise(() => startFake(SIGNER))
+        const given = { fake, engineFile: join(dir, "engine.db"), reconcileEveryMs: 300 }
+        const position = (r: any) => r.body.data.find((p: any) => p.market_id === M)
+        const read = authed("GET", "/trading/positions?account=polymarket:default")
+        try {
+          yield* Effect.gen(function* () {
+            const taken = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.6", time_in_force: "ioc" })
+            assert.strictEqual((yield* settled(taken.body.id)).body.filled, "5")
+            fake.resolve("yes")
+            const waiting = yield* eventually(read, (r) => position(r)?.settled != null, "the settled position")
+            assert.strictEqual(position(waiting).settled.redeemable_amount, "5")
+          }).pipe(Effect.provide(server(trading, given)))
+          // stored as it was: still redeemable after a restart while the wallet holds the tokens
+          yield* Effect.gen(function* () {
+            const again = position(yield* read)
+            assert.strictEqual(again.settled.redeemable, true)
+            assert.strictEqual(again.settled.redeemable_amount, "5")
+          }).pipe(Effect.provide(server(trading, { ...given, reconcileEveryMs: 60_000 })))
+          fake.redeem()
+          // the start's read-back finds the tokens gone (the periodic one is a minute away)
+          yield* Effect.gen(function* () {
+            const done = position(
+              yield* eventually(read, (r) => position(r).settled.redeemed_at !== null, "the redeemed position")
+            )
+            assert.strictEqual(done.settled.redeemable, false)
+            assert.strictEqual(done.settled.redeemable_amount, "0")
+          }).pipe(Effect.provide(server(trading, { ...given, reconcileEveryMs: 60_000 })))
+          assert.deepStrictEqual(fake.refusals, [])
+        } finally {
+          yield* Effect.promise(() => fake.close())
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }),
+    40_000
+  )
+
+  it.live(
+    "a lost position has nothing to redeem: not redeemable, amount 0, and never asked about",
+    () =>
+      Effect.gen(function* () {
+        const x = yield* Clob
+        const taken = yield* place({ side: "buy", type: "limit", amount: "5", price: "0.6", time_in_force: "ioc" })
+        assert.strictEqual(taken.status, 201, taken.text)
+        assert.strictEqual((yield* settled(taken.body.id)).body.filled, "5")
+        x.resolve("no")
+        const position = (r: any) => r.body.data.find((p: any) => p.market_id === M)
+        const read = authed("GET", "/trading/positions?account=polymarket:default")
+        const lost = position(yield* eventually(read, (r) => position(r)?.settled != null, "the settled position"))
+        assert.strictEqual(lost.settled.payout, "0")
+        assert.strictEqual(lost.settled.realized_pnl, "-3")
+        assert.strictEqual(lost.settled.redeemable, false)
+        assert.strictEqual(lost.settled.redeemable_amount, "0")
+        assert.strictEqual(lost.settled.redeemed_at, null)
+        // The Data API still lists the losing tokens as redeemable (for nothing); the desk does not ask about them.
+        const status = authed("GET", "/trading/status")
+        const runs = (r: any) => r.body.venue_state?.polymarket?.last_reconcile_at ?? 0
+        const from = runs(yield* status)
+        yield* eventually(status, (r) => runs(r) > from + 600, "two more reconciles")
+        x.redeem()
+        yield* eventually(status, (r) => runs(r) > from + 1200, "two more reconciles")
+        assert.strictEqual(position(yield* read).settled.redeemed_at, null)
+        const store = yield* OrderStore
+        assert.isFalse((yield* store.eventsAfter(0, 10_000)).some((e) => e.kind === "position.redeemed"))
+        // the Data API was read for resolutions only, never for tokens left to redeem
+        assert.isTrue(x.positionQueries.length > 0)
+        assert.isFalse(
+          x.positionQueries.some((q) => q.includes("market=")),
+          JSON.stringify(x.positionQueries)
+        )
+      }).pipe(Effect.provide(server(trading, { reconcileEveryMs: 300 }))),
+    30_000
+  )
+
+  it.live(
     "market data: the venue with its has map, the catalog, search, a market by alias, the YES and NO books, trades",
     () =>
       Effect.gen(function* () {

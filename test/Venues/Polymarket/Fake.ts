@@ -128,6 +128,15 @@ export interface FakePolymarket {
   readonly expire: (nowS: number) => void
   /** The market resolves: Gamma shows it closed with the payout, the market channel says so, positions turn redeemable. */
   readonly resolve: (outcome: "yes" | "no") => void
+  /**
+   * While set, the Data API has not indexed the resolution yet: positions of the resolved market are still listed with
+   * `redeemable: false` and the price before it.
+   */
+  indexLag: boolean
+  /** The query of every `GET /positions` of the Data API. */
+  readonly positionQueries: Array<string>
+  /** The wallet redeems on chain (`redeemPositions`): its tokens of the resolved market, both sides, are burned. */
+  readonly redeem: () => void
 }
 
 const gammaMarket = (
@@ -412,21 +421,53 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
     }
     if (req.method === "GET" && url.pathname === "/version") return send(res, 200, { version: fake.version })
     if (req.method === "GET" && url.pathname === "/positions") {
-      return send(
-        res,
-        200,
-        [...holdings.entries()]
-          .filter(([, n]) => n > 0)
-          .map(([asset, n]) => ({
-            proxyWallet: url.searchParams.get("user"),
+      // The Data API's position: sizes and values as JSON numbers, `redeemable` once the market resolved (both sides:
+      // redeeming burns the losing tokens for nothing); a position whose tokens were redeemed is no longer listed.
+      const q = url.searchParams
+      fake.positionQueries.push(url.search)
+      const markets = q.get("market")?.split(",")
+      const threshold = Number(q.get("sizeThreshold") ?? "1")
+      const indexed = resolved !== undefined && !fake.indexLag
+      const rows = [...holdings.entries()]
+        .filter(([, n]) => n > 0)
+        .map(([asset, n]) => {
+          const yes = asset === YES_TOKEN
+          const won = indexed && (resolved === "yes") === yes
+          const curPrice = indexed ? (won ? 1 : 0) : yes ? 0.6 : 0.4
+          const avgPrice = yes ? 0.6 : 0.4
+          const size = Number(F.format(n))
+          return {
+            proxyWallet: q.get("user"),
             asset,
             conditionId: CONDITION,
-            size: Number(F.format(n)),
-            redeemable: resolved !== undefined,
-            outcome: asset === YES_TOKEN ? "Yes" : "No"
-          }))
-          .filter((p) => url.searchParams.get("redeemable") !== "true" || p.redeemable)
-      )
+            size,
+            avgPrice,
+            initialValue: size * avgPrice,
+            currentValue: size * curPrice,
+            cashPnl: size * (curPrice - avgPrice),
+            percentPnl: ((curPrice - avgPrice) / avgPrice) * 100,
+            totalBought: size,
+            realizedPnl: 0,
+            percentRealizedPnl: 0,
+            curPrice,
+            redeemable: indexed,
+            mergeable: false,
+            title: "Will the fake resolve YES?",
+            slug: SLUG,
+            icon: "",
+            eventSlug: "fake",
+            outcome: yes ? "Yes" : "No",
+            outcomeIndex: yes ? 0 : 1,
+            oppositeOutcome: yes ? "No" : "Yes",
+            oppositeAsset: yes ? NO_TOKEN : YES_TOKEN,
+            endDate: "2027-01-01",
+            negativeRisk: false
+          }
+        })
+        .filter((p) => p.size >= threshold)
+        .filter((p) => markets === undefined || markets.includes(p.conditionId))
+        .filter((p) => q.get("redeemable") !== "true" || p.redeemable)
+      return send(res, 200, rows)
     }
     if (req.method === "GET" && url.pathname === "/auth/derive-api-key") {
       const address = req.headers["poly_address"] as Address
@@ -820,6 +861,12 @@ export const startFake = async (expectedSigner: Address): Promise<FakePolymarket
         winning_outcome: outcome === "yes" ? "Yes" : "No",
         timestamp: "1800000500000"
       })
+    },
+    indexLag: false,
+    positionQueries: [],
+    redeem: () => {
+      if (resolved === undefined) throw new Error("redeemPositions reverts: the condition is not resolved")
+      for (const token of [YES_TOKEN, NO_TOKEN]) holdings.delete(token)
     },
     close: () =>
       new Promise<void>((r) => {
