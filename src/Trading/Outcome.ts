@@ -85,7 +85,10 @@ export const settleOne = Effect.fnUntraced(function* (s: Settling, u: UnknownOrd
             info: {
               ...order.info,
               outcome: "absent",
-              detail: `${u.venue} has no order under client id ${u.request.clientOrderId}: it was never placed`
+              detail: `${u.venue} has no order under client id ${u.request.clientOrderId}: it was never placed`,
+              // An engine's child whose answer was lost and that never reached the venue is tried again, as a
+              // timeout answered at once would be (under a new client id: this one stays with the rejected record).
+              ...(order.parentId === null ? {} : { retryable: true })
             }
           },
           "order.rejected"

@@ -74,6 +74,27 @@ describe("an engine child a remote venue refuses", () => {
   )
 
   it.live(
+    "a lost answer for a child that never reached the venue: once found absent, the child is placed again",
+    () =>
+      Effect.gen(function* () {
+        const script = yield* Script
+        const far = yield* quoted("sim2")
+        script.next.push("fail")
+        const res = yield* iceberg(far)
+        assert.strictEqual(res.status, 201, res.text)
+        const id = res.body.id as string
+        const kids = yield* eventually(childrenOf(id), (d) => d.some((c) => c.status === "open"))
+        const first = kids.find((c) => c.client_order_id === `${id}-1`)!
+        assert.strictEqual(first.status, "rejected")
+        assert.strictEqual(first.info.outcome, "absent")
+        assert.strictEqual(kids.find((c) => c.status === "open")!.client_order_id, `${id}-1-r1`)
+        assert.strictEqual(yield* atVenue, 1)
+        assert.strictEqual((yield* parentOf(id)).status, "triggered")
+      }).pipe(Effect.provide(remoteServer())),
+    30_000
+  )
+
+  it.live(
     "refused as retryable every time: after the bound the parent is rejected with the reason, after 6 attempts",
     () =>
       Effect.gen(function* () {
