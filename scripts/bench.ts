@@ -5,7 +5,7 @@ import { generateTape } from "../sim/Generator.ts"
 import { replay } from "../sim/Replay.ts"
 import { formatTape, parseTape } from "../sim/Tape.ts"
 import { TapeBook } from "../sim/TapeBook.ts"
-import { type Figure, ratio, time } from "./bench/common.ts"
+import { cpuSeconds, type Figure, ratio, time, timeBoth } from "./bench/common.ts"
 import { deskFigures } from "./bench/desk.ts"
 import { benchTape, throughput } from "./bench/engine.ts"
 import { historyFigures } from "./bench/history.ts"
@@ -113,11 +113,14 @@ if (want("engine")) {
     unit: "inputs/s",
     baseline: ten.baselinePerS,
     ratio: ratio(ten.inputsPerS, ten.baselinePerS),
-    target: ">= 1000000 inputs/s and >= 0.5 of the bare books",
+    target: ">= 0.1 of the bare books (a step toward 0.5)",
     parents: 10_000,
     inputs: ten.inputs,
     live_at_end: ten.liveAtEnd,
-    woken_per_view: Number(ten.wokenPerView.toFixed(4))
+    woken_per_view: Number(ten.wokenPerView.toFixed(4)),
+    // The same window in CPU time, which other processes on the machine move less than the wall clock.
+    inputs_per_cpu_s: ten.inputsPerCpuS,
+    cpu_ratio: ratio(ten.inputsPerCpuS, ten.baselinePerCpuS)
   })
   // Where the 10k window's time went: market inputs that woke nothing (venue book, own-order queues, wake index), the
   // own-order events they caused, the views that woke parents, and moments with timers or orders. Baseline: the same
@@ -168,7 +171,7 @@ if (want("replay")) {
   const generated = generateTape({ seed: 3, markets: 100, durationS: 600 })
   const text = formatTape(generated.header, generated.events)
   const events = generated.events.length
-  const bare = time(3, () => {
+  const bareTimes = timeBoth(3, () => {
     const { events: parsed } = parseTape(text)
     const books = new Map<string, TapeBook>()
     for (const e of parsed) {
@@ -177,12 +180,16 @@ if (want("replay")) {
       book.apply(e)
     }
   })
+  const bare = bareTimes.wall
   const run = () => Effect.runPromise(replay({ tape: text, orders: [], seed: 1 })).then(() => undefined)
   await run()
   let full = Number.POSITIVE_INFINITY
+  let fullCpu = Number.POSITIVE_INFINITY
   for (let i = 0; i < 3; i++) {
     const start = performance.now()
+    const cpu = cpuSeconds()
     await run()
+    fullCpu = Math.min(fullCpu, cpuSeconds() - cpu)
     full = Math.min(full, (performance.now() - start) / 1000)
   }
   report({
@@ -191,8 +198,11 @@ if (want("replay")) {
     unit: "inputs/s",
     baseline: Math.round(events / bare),
     ratio: Number((bare / full).toFixed(4)),
-    target: ">= 300000 inputs/s",
-    events
+    target: ">= 0.9 of parse + bare books, >= 1000000 inputs/s on a quiet machine",
+    events,
+    // The same two runs in CPU time, which other processes on the machine move less than the wall clock.
+    inputs_per_cpu_s: Math.round(events / fullCpu),
+    cpu_ratio: Number((bareTimes.cpu / fullCpu).toFixed(4))
   })
 }
 

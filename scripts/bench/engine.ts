@@ -11,7 +11,7 @@ import { TapeBook } from "../../sim/TapeBook.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import { COMPLEX_TYPES } from "../../src/Engine/Registry.ts"
-import { time } from "./common.ts"
+import { cpuSeconds, timeBoth } from "./common.ts"
 
 export interface Tape {
   readonly header: TapeHeader
@@ -115,6 +115,9 @@ export interface Throughput {
   readonly inputsPerS: number
   /** The same inputs applied to bare books. */
   readonly baselinePerS: number
+  /** The timed inputs per CPU second of this process, and the bare books' the same way. */
+  readonly inputsPerCpuS: number
+  readonly baselinePerCpuS: number
   readonly inputs: number
   /** Inputs inside the timed window (from the first progress report after the parents were placed). */
   readonly timedInputs: number
@@ -143,6 +146,8 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
   const first = tape.events.findIndex((e) => e.ts > t0 + at_ms)
   const inputs = tape.events.length - first
   let start = 0
+  let cpuStart = 0
+  let cpuEnd = 0
   let startedAt = first
   let end = 0
   let endedAt = first
@@ -161,11 +166,13 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
       onProgress: (done, total) => {
         if (start === 0 && done > first) {
           start = performance.now()
+          cpuStart = cpuSeconds()
           startedAt = done
           atStart = segments()
         }
         if (done === total) {
           end = performance.now()
+          cpuEnd = cpuSeconds()
           endedAt = done
         }
       },
@@ -179,7 +186,7 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
       }
     })
   )
-  const bare = time(3, () => {
+  const bare = timeBoth(3, () => {
     const books = new Map<string, TapeBook>()
     for (const e of tape.events) {
       let book = books.get(e.market)
@@ -200,7 +207,9 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
   }
   return {
     inputsPerS: Math.round((endedAt - startedAt) / (ms / 1000)),
-    baselinePerS: Math.round(tape.events.length / bare),
+    baselinePerS: Math.round(tape.events.length / bare.wall),
+    inputsPerCpuS: Math.round((endedAt - startedAt) / (cpuEnd - cpuStart)),
+    baselinePerCpuS: Math.round(tape.events.length / bare.cpu),
     inputs,
     timedInputs: endedAt - startedAt,
     liveAtStart: parents,
