@@ -42,6 +42,44 @@ describe("ParentsByMarket", () => {
     )
   })
 
+  it("a parent held by its summary is read whole once, at its first use; counting and walking the ids read none", () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), fc.array(fc.integer({ min: 0, max: 7 })), (steps, reads) => {
+        // The same steps on parents held whole and on parents held by summaries: the same markets, ids and values.
+        const whole = new ParentsByMarket()
+        const summarized = new ParentsByMarket()
+        const stored = new Map<string, Runtime>()
+        const readIds: Array<string> = []
+        const read = (id: string) => {
+          readIds.push(id)
+          return stored.get(id)!
+        }
+        for (let i = 0; i < 8; i++) {
+          const rt = { ...parent(`p${i}`, `sim:M${i % 3}`), type: "stop_market", done: false } as Runtime
+          stored.set(rt.id, rt)
+          whole.set(rt.id, rt)
+          summarized.holdSummarized(rt.id, rt.type, rt.marketId, read)
+        }
+        expect([...summarized.working()]).toEqual([...whole.working()])
+        expect(summarized.summarizedCount).toBe(8)
+        expect(readIds).toEqual([])
+        for (const n of reads) expect(summarized.get(`p${n}`)).toBe(whole.get(`p${n}`))
+        expect(readIds).toEqual([...new Set(reads.map((n) => `p${n}`))])
+        for (const s of steps) {
+          for (const parents of [whole, summarized]) {
+            if (s.op === "set") parents.set(`p${s.id}`, parent(`p${s.id}`, `sim:M${s.market}`))
+            else parents.delete(`p${s.id}`)
+          }
+          expect(summarized.markets()).toEqual(whole.markets())
+          expect(summarized.size).toBe(whole.size)
+        }
+        expect([...summarized.values()]).toEqual([...whole.values()])
+        expect(summarized.summarizedCount).toBe(0)
+        expect(new Set(readIds).size).toBe(readIds.length)
+      })
+    )
+  })
+
   it("moving a parent to another market lets the old one go and asks for the new one", () => {
     const parents = new ParentsByMarket()
     const heard: Array<string> = []
