@@ -7,8 +7,11 @@ import type { VenueGateway } from "../Services/VenueGateway.ts"
 import { marketsOf, type Runtime } from "./Runtime.ts"
 import * as Id from "../Domain/Ids.ts"
 
-/** A live parent held by its summary alone until its first use, when its state is read whole. */
-class Summarized {
+/**
+ * What the map holds of a live parent known by its summary alone, until its first use reads its state whole: the same
+ * one for every such parent of one type on one market.
+ */
+export class Summarized {
   constructor(
     readonly type: string,
     readonly marketId: string
@@ -48,15 +51,15 @@ export class ParentsByMarket extends Map<string, Runtime> {
   }
 
   /**
-   * Holds a live parent of `type` on `marketId` (one market) without its state; `read` gives the parent whole when
+   * Holds a live parent (of `held`'s type, on its one market) without its state; `read` gives the parent whole when
    * first asked for (the same for every parent held so).
    */
-  holdSummarized(id: string, type: string, marketId: string, read: (id: string) => Runtime): void {
+  holdSummarized(id: string, held: Summarized, read: (id: string) => Runtime): void {
     this.read = read
     if (super.has(id)) this.delete(id)
-    super.set(id, new Summarized(type, marketId) as unknown as Runtime)
+    super.set(id, held as unknown as Runtime)
     this.summarized += 1
-    this.add(marketId)
+    this.add(held.marketId)
   }
 
   /** How many parents are held by their summary alone (not yet read whole). */

@@ -3,10 +3,10 @@ import { Clock, Effect } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
 import { onChildUpdate } from "./Inputs.ts"
-import { completeIfQuiet, drop, takeAmounts } from "./Parents.ts"
+import { Summarized } from "./LiveMarkets.ts"
+import { completeIfQuiet, drop, stateOf, takeAmounts } from "./Parents.ts"
 import { place } from "./Placement.ts"
 import type { ChildRecord, Driver, Runtime } from "./Runtime.ts"
-import { stateOf } from "./Parents.ts"
 import { readSummary, type Summary } from "./Summary.ts"
 import { dueAdded, rewatch } from "./Wake.ts"
 
@@ -32,21 +32,26 @@ export const restore = (d: Driver) =>
       return revive(stored.state, stored.updatedAt)
     }
     // Parents on one market with the same bands share one summary text: each text is read once.
-    const summaries = new Map<string, Summary | undefined>()
+    const summaries = new Map<string, { readonly summary: Summary; readonly held: Summarized } | undefined>()
     const summaryIn = (text: string) => {
-      let summary = summaries.get(text)
-      if (summary === undefined && !summaries.has(text)) summaries.set(text, (summary = readSummary(text)))
-      return summary
+      let read = summaries.get(text)
+      if (read === undefined && !summaries.has(text)) {
+        const summary = readSummary(text)
+        read = summary === undefined ? undefined : { summary, held: new Summarized(summary.type, summary.marketId) }
+        summaries.set(text, read)
+      }
+      return read
     }
     const whole: Array<Runtime> = []
     /** Read whole for want of a summary this version reads: summarized once settled. */
     const unsummarized: Array<Runtime> = []
     for (const stored of yield* d.store.startParents) {
-      const summary = stored.summary == null ? undefined : summaryIn(stored.summary)
-      if (stored.state === undefined && summary !== undefined) {
+      const read = stored.summary == null ? undefined : summaryIn(stored.summary)
+      if (stored.state === undefined && read !== undefined) {
+        const { summary, held } = read
         if (d.registry[summary.type] === undefined) continue
         const id = stored.id
-        d.parents.holdSummarized(id, summary.type, summary.marketId, readWhole)
+        d.parents.holdSummarized(id, held, readWhole)
         d.sleeping.set(id, summary.marketId, summary.watch)
         if (summary.lazy !== undefined) d.lazyBands.set(id, summary.lazy)
         for (const at of summary.due) d.due.push(at, id)
@@ -59,7 +64,7 @@ export const restore = (d: Driver) =>
       if (rt.expiresAt !== null && rt.ending === null) dueAdded(d, rt.expiresAt, rt)
       for (const t of rt.timers) dueAdded(d, t.at, rt)
       whole.push(rt)
-      if (stored.summary !== undefined && summary === undefined) unsummarized.push(rt)
+      if (stored.summary !== undefined && read === undefined) unsummarized.push(rt)
     }
     // A state written before parents kept running sums (and every child) gets them from its children once.
     for (const rt of whole) {

@@ -1,7 +1,7 @@
 /** Which markets the engine asks venues to stream: exactly those with a live parent, each asked and let go once. */
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { ParentsByMarket } from "../../src/Engine/LiveMarkets.ts"
+import { ParentsByMarket, Summarized } from "../../src/Engine/LiveMarkets.ts"
 import type { Runtime } from "../../src/Engine/Runtime.ts"
 
 const parent = (id: string, marketId: string) => ({ id, marketId }) as unknown as Runtime
@@ -58,7 +58,7 @@ describe("ParentsByMarket", () => {
           const rt = { ...parent(`p${i}`, `sim:M${i % 3}`), type: "stop_market", done: false } as Runtime
           stored.set(rt.id, rt)
           whole.set(rt.id, rt)
-          summarized.holdSummarized(rt.id, rt.type, rt.marketId, read)
+          summarized.holdSummarized(rt.id, new Summarized(rt.type, rt.marketId), read)
         }
         expect([...summarized.working()]).toEqual([...whole.working()])
         expect(summarized.summarizedCount).toBe(8)
