@@ -52,7 +52,7 @@ export const restore = (d: Driver) =>
         if (d.registry[summary.type] === undefined) continue
         const id = stored.id
         d.parents.holdSummarized(id, held, readWhole)
-        d.sleeping.set(id, summary.marketId, summary.watch)
+        d.sleeping.set(id, summary.marketId, summary.watch, true)
         if (summary.lazy !== undefined) d.lazyBands.set(id, summary.lazy)
         for (const at of summary.due) d.due.push(at, id)
         continue

@@ -59,16 +59,10 @@ export const readSummary = (text: string): Summary | undefined => {
   if (parts.length !== 5 || parts[0] !== VERSION) return undefined
   const [, type, marketId, bands, due] = parts as [string, string, string, string, string]
   if (type === "" || marketId === "") return undefined
-  let watch: Watch = "all"
-  if (bands !== "*") {
-    const list: Array<Band> = []
-    for (const b of bands === "" ? [] : bands.split(",")) {
-      const read = band(b)
-      if (read === undefined) return undefined
-      list.push(read)
-    }
-    watch = list
-  }
+  // Lists of the exact length: every parent with this summary sleeps in this one.
+  const list = bands === "*" || bands === "" ? [] : bands.split(",").map(band)
+  if (list.some((b) => b === undefined)) return undefined
+  const watch: Watch = bands === "*" ? "all" : (list as Array<Band>)
   const times = due === "" ? [] : due.split(",").map(Number)
   if (times.some((t) => !Number.isFinite(t))) return undefined
   const lazy = watch === "all" ? [] : watch.filter((b) => b.lazy === true)

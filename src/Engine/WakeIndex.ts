@@ -83,8 +83,11 @@ export class WakeIndex {
     return this.placed.size
   }
 
-  /** Puts a parent to sleep in `watch` (replacing where it slept before). */
-  set(id: string, marketId: string, given: Watch): void {
+  /**
+   * Puts a parent to sleep in `watch` (replacing where it slept before). `shared`: `given` is a list of the exact
+   * length that never changes (one many parents share), kept as it is rather than copied.
+   */
+  set(id: string, marketId: string, given: Watch, shared = false): void {
     // A band with no bound that ignores a missing number never wakes anyone; a lazy one is not woken by views.
     const watch =
       given === "all"
@@ -99,7 +102,7 @@ export class WakeIndex {
     let entry = this.markets.get(marketId)
     if (entry === undefined) this.markets.set(marketId, (entry = new MarketEntry()))
     // Kept as a list of the exact length: a core may build its bands in a list with room to grow.
-    this.placed.set(id, { marketId, watch: watch === given && watch !== "all" ? watch.slice() : watch })
+    this.placed.set(id, { marketId, watch: watch === given && watch !== "all" && !shared ? watch.slice() : watch })
     if (watch === "all") {
       entry.always.add(id)
       return
