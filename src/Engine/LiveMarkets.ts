@@ -51,13 +51,14 @@ export class ParentsByMarket extends Map<string, Runtime> {
   }
 
   /**
-   * Holds a live parent (of `held`'s type, on its one market) without its state; `read` gives the parent whole when
-   * first asked for (the same for every parent held so).
+   * Holds a live parent not held yet (of `held`'s type, on its one market) without its state; `read` gives the parent
+   * whole when first asked for (the same for every parent held so).
    */
   holdSummarized(id: string, held: Summarized, read: (id: string) => Runtime): void {
     this.read = read
-    if (super.has(id)) this.delete(id)
+    const size = super.size
     super.set(id, held as unknown as Runtime)
+    if (super.size === size) throw new Error(`the parent ${id} is held already`)
     this.summarized += 1
     this.add(held.marketId)
   }
