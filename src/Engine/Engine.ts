@@ -16,6 +16,7 @@ import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, record, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
+import { summaryOf } from "./Summary.ts"
 import { type OrderType, type Registry, registryOf } from "./OrderType.ts"
 import { type Driver, type EngineType, type Runtime } from "./Runtime.ts"
 import { checkBucketParent, type CheckedMember, checkParent } from "./Validation.ts"
@@ -135,25 +136,25 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       due: new DueHeap(),
       lazyBands: new Map(),
       lastTrades: new Map(),
-      stateAhead: new Set()
+      stateAhead: new Set(),
+      summarize: (state) => summaryOf(d, state as Runtime)
     }
     const { parents, gateway } = d
 
     yield* restore(d)
     // Live, the markets of live parents are streamed by the venues that stream on request.
-    if (!driven) yield* watchLiveMarkets(d.parents as ParentsByMarket, gateway)
+    if (!driven) yield* watchLiveMarkets(parents, gateway)
     // The desk keeps no record of a working parent: it renders one from the parent's runtime when asked, so a
-    // client sees its core's info as it is now, with no write per input.
-    yield* Effect.acquireRelease(
-      desk.renderParents({
-        get: (id) => parents.get(id),
-        working: function* () {
-          for (const rt of parents.values()) if (!rt.done) yield [rt.id, rt] as const
-        },
-        render: (rt) => record(d, rt as Runtime)
-      }),
-      () => desk.renderParents(undefined)
-    )
+    // client sees its core's info as it is now, with no write per input. Its handle is its id: a parent held by its
+    // summary is read whole only when its record is. Once the engine stops, nothing changes its parents any more and
+    // the desk goes on rendering them as they were (until another engine holds them), so a stop reads none of them.
+    yield* desk.renderParents({
+      get: (id) => (parents.has(id) ? id : undefined),
+      working: function* () {
+        for (const [id] of parents.working()) yield [id, id] as const
+      },
+      render: (id) => record(d, parents.get(id as string)!)
+    })
 
     // Inputs: child updates from the desk, market data from the venues, and timers.
     yield* Effect.forkScoped(
@@ -373,12 +374,16 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
             return (yield* desk.get(id))!
           })
         ).pipe(Effect.uninterruptible),
-      liveCount: Effect.sync(() => [...parents.values()].filter((p) => !p.done).length),
+      liveCount: Effect.sync(() => {
+        let n = 0
+        for (const _ of parents.working()) n++
+        return n
+      }),
       heldCount: Effect.sync(() => parents.size),
       liveByType: Effect.sync(() => {
         const counts: Record<string, number> = {}
         for (const type in registry) counts[type] = 0
-        for (const p of parents.values()) if (!p.done && counts[p.type] !== undefined) counts[p.type]! += 1
+        for (const [, type] of parents.working()) if (counts[type] !== undefined) counts[type]! += 1
         return counts
       }),
       marketView: (marketId, given) => {

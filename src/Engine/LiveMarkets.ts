@@ -7,10 +7,33 @@ import type { VenueGateway } from "../Services/VenueGateway.ts"
 import { marketsOf, type Runtime } from "./Runtime.ts"
 import * as Id from "../Domain/Ids.ts"
 
-/** The live parents by id, counting them per market and telling when a market gains its first or loses its last. */
+/**
+ * What the map holds of a live parent known by its summary alone, until its first use reads its state whole: the same
+ * one for every such parent of one type on one market.
+ */
+export class Summarized {
+  constructor(
+    readonly type: string,
+    readonly marketId: string
+  ) {}
+}
+
+type Held = Runtime | Summarized
+
+const marketsOfHeld = (held: Held): ReadonlyArray<string> =>
+  held instanceof Summarized ? [held.marketId] : marketsOf(held)
+
+/**
+ * The live parents by id, counting them per market and telling when a market gains its first or loses its last. A
+ * parent restored from its summary is read whole the first time it is asked for (`get`, or any walk over the values),
+ * through the reader given to `holdSummarized`; `working` walks without reading any.
+ */
 export class ParentsByMarket extends Map<string, Runtime> {
   private readonly perMarket = new Map<string, number>()
   private listener: ((marketId: string, watched: boolean) => void) | undefined
+  private read: ((id: string) => Runtime) | undefined
+  /** How many are held by their summary alone. */
+  private summarized = 0
 
   /** From now on `listener` hears each market's first parent coming and last parent going. */
   listen(listener: (marketId: string, watched: boolean) => void): void {
@@ -27,9 +50,77 @@ export class ParentsByMarket extends Map<string, Runtime> {
     return [...this.perMarket.keys()]
   }
 
+  /**
+   * Holds a live parent not held yet (of `held`'s type, on its one market) without its state; `read` gives the parent
+   * whole when first asked for (the same for every parent held so).
+   */
+  holdSummarized(id: string, held: Summarized, read: (id: string) => Runtime): void {
+    this.read = read
+    const size = super.size
+    super.set(id, held as unknown as Runtime)
+    if (super.size === size) throw new Error(`the parent ${id} is held already`)
+    this.summarized += 1
+    this.add(held.marketId)
+  }
+
+  /** How many parents are held by their summary alone (not yet read whole). */
+  get summarizedCount(): number {
+    return this.summarized
+  }
+
+  /** The live parents' ids and types, none of them read whole. */
+  *working(): IterableIterator<readonly [id: string, type: string]> {
+    for (const [id, held] of super.entries() as IterableIterator<[string, Held]>) {
+      if (held instanceof Summarized || !held.done) yield [id, held.type]
+    }
+  }
+
+  override get(id: string): Runtime | undefined {
+    const held = super.get(id) as Held | undefined
+    return held instanceof Summarized ? this.whole(id) : held
+  }
+
+  private whole(id: string): Runtime {
+    const rt = this.read!(id)
+    // The same markets: the counts stand.
+    super.set(id, rt)
+    this.summarized -= 1
+    return rt
+  }
+
+  /** Every parent read whole first: a walk over them sees each as it is. */
+  private wholeAll(): void {
+    if (this.summarized === 0) return
+    for (const [id, held] of super.entries() as IterableIterator<[string, Held]>) {
+      if (held instanceof Summarized) this.whole(id)
+    }
+  }
+
+  override values(): MapIterator<Runtime> {
+    this.wholeAll()
+    return super.values()
+  }
+
+  override entries(): MapIterator<[string, Runtime]> {
+    this.wholeAll()
+    return super.entries()
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, Runtime]> {
+    return this.entries()
+  }
+
+  override forEach(callback: (value: Runtime, key: string, map: Map<string, Runtime>) => void, thisArg?: unknown) {
+    this.wholeAll()
+    super.forEach(callback, thisArg)
+  }
+
   override set(id: string, rt: Runtime): this {
-    const before = super.get(id)
-    if (before !== undefined) for (const marketId of marketsOf(before)) this.drop(marketId)
+    const before = super.get(id) as Held | undefined
+    if (before !== undefined) {
+      if (before instanceof Summarized) this.summarized -= 1
+      for (const marketId of marketsOfHeld(before)) this.drop(marketId)
+    }
     super.set(id, rt)
     // the base constructor calls set before the fields exist
     if (this.perMarket === undefined) return this
@@ -40,10 +131,11 @@ export class ParentsByMarket extends Map<string, Runtime> {
   }
 
   override delete(id: string): boolean {
-    const before = super.get(id)
+    const before = super.get(id) as Held | undefined
     if (before === undefined) return false
     super.delete(id)
-    for (const marketId of marketsOf(before)) this.drop(marketId)
+    if (before instanceof Summarized) this.summarized -= 1
+    for (const marketId of marketsOfHeld(before)) this.drop(marketId)
     return true
   }
 

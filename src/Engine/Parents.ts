@@ -2,10 +2,17 @@
 import { Clock, Effect } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { accountRef, type Order } from "../Domain/Order.ts"
+import type { StoredParent } from "../Services/OrderStore.ts"
 import { type ChildRecord, type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { kept } from "./Core.ts"
 
-export const stateOf = (rt: Runtime, now: number) => ({ id: rt.id, live: !rt.done, state: rt, updatedAt: now })
+export const stateOf = (d: Driver, rt: Runtime, now: number): StoredParent => ({
+  id: rt.id,
+  live: !rt.done,
+  state: rt,
+  updatedAt: now,
+  summarize: d.summarize
+})
 
 /** Writes the parent's state, with the driver's entries about it in the same write. */
 export const persist = (
@@ -16,7 +23,7 @@ export const persist = (
   Effect.flatMap(Clock.currentTimeMillis, (now) => {
     d.stateAhead.delete(rt.id)
     return d.journal.commit({
-      parents: [stateOf(rt, now)],
+      parents: [stateOf(d, rt, now)],
       entries: entries.map((e) => ({
         ts: now,
         kind: e.kind,
@@ -108,7 +115,7 @@ export const save = Effect.fnUntraced(function* (
   const extra = after?.(order)
   yield* d.desk.putParent(order, kind, {
     digest,
-    state: stateOf(rt, now),
+    state: stateOf(d, rt, now),
     after:
       extra === undefined
         ? []

@@ -90,7 +90,7 @@ export const place: (
   const spec = child.spec
   const member = spec.member === undefined ? undefined : rt.members?.[spec.member]
   // The state that files this child, when the step left it to this placement, goes in its write ahead.
-  const parentState = d.stateAhead.delete(rt.id) ? stateOf(rt, yield* Clock.currentTimeMillis) : undefined
+  const parentState = d.stateAhead.delete(rt.id) ? stateOf(d, rt, yield* Clock.currentTimeMillis) : undefined
   const result = yield* Effect.either(
     d.desk.place(
       {

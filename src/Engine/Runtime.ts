@@ -7,6 +7,7 @@ import type { VenueGateway } from "../Services/VenueGateway.ts"
 import type { Desk } from "../Trading/Desk.ts"
 import type { Journal } from "../Trading/Journal.ts"
 import type { Band, ChildSpec, ParentSpec } from "./Core.ts"
+import type { ParentsByMarket } from "./LiveMarkets.ts"
 import type { Registry } from "./OrderType.ts"
 import type { DueHeap, WakeIndex } from "./WakeIndex.ts"
 
@@ -91,7 +92,7 @@ export interface Driver {
   /** Wakes the live timer fiber when an earlier expiry or timer was added. */
   readonly wake: Queue.Queue<void>
   /** The live parents by id. */
-  readonly parents: Map<string, Runtime>
+  readonly parents: ParentsByMarket
   /**
    * Where each live parent sleeps: market data reaches only the parents whose watched bands a view leaves
    * (`WakeIndex`), so an update costs O(log n + woken), not O(parents of the market).
@@ -118,6 +119,8 @@ export interface Driver {
    * the parent's state takes it off.
    */
   readonly stateAhead: Set<string>
+  /** A parent's summary from its state as written (see `Summary.ts`): one function, handed with every write. */
+  readonly summarize: (state: unknown) => string | null
 }
 
 export const kindOf = (d: Driver, rt: Runtime) => d.registry[rt.type]!

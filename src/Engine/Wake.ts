@@ -3,7 +3,6 @@ import { Effect } from "effect"
 import { NO_FEES } from "../Domain/Fees.ts"
 import * as F from "../Domain/Fixed.ts"
 import type { MarketView, MemberQuote } from "./Core.ts"
-import type { ParentsByMarket } from "./LiveMarkets.ts"
 import { feesOf } from "../Services/VenueGateway.ts"
 import { type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import * as Id from "../Domain/Ids.ts"
@@ -52,7 +51,7 @@ export const viewOf = Effect.fnUntraced(function* (d: Driver, marketId: Id.Marke
   const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
   if (book === undefined) return undefined
   // A venue that streams the market keeps its last trade from the stream; any other is asked.
-  const streamed = venue.streamsTrades === true && (d.parents as ParentsByMarket).watched(marketId)
+  const streamed = venue.streamsTrades === true && d.parents.watched(marketId)
   if (!streamed) d.lastTrades.delete(marketId)
   let last = streamed ? d.lastTrades.get(marketId) : undefined
   if (last === undefined) {

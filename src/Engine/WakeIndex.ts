@@ -73,23 +73,40 @@ class MarketEntry {
   }
 }
 
+/** Where a parent sleeps: its market and the bands it is filed under. */
+interface Place {
+  readonly marketId: string
+  readonly watch: Watch
+}
+
+/** A band with no bound that ignores a missing number never wakes anyone; a lazy one is not woken by views. */
+const sleepsIn = (b: Band) => b.lazy !== true && (b.missing || b.low > -Infinity || b.high < Infinity)
+
 export class WakeIndex {
   private readonly markets = new Map<string, MarketEntry>()
   /** Where each parent sleeps now, to take it out again. */
-  private readonly placed = new Map<string, { readonly marketId: string; readonly watch: Watch }>()
+  private readonly placed = new Map<string, Place>()
+  /** The one place of the parents that share a list of bands (`set`'s `shared`). */
+  private readonly shared = new WeakMap<ReadonlyArray<Band>, Place>()
 
   /** Parents indexed (sleeping in some band or seeing every view). */
   get size(): number {
     return this.placed.size
   }
 
-  /** Puts a parent to sleep in `watch` (replacing where it slept before). */
-  set(id: string, marketId: string, given: Watch): void {
-    // A band with no bound that ignores a missing number never wakes anyone; a lazy one is not woken by views.
-    const watch =
-      given === "all"
-        ? given
-        : kept(given, (b) => b.lazy !== true && (b.missing || b.low > -Infinity || b.high < Infinity))
+  /**
+   * Puts a parent to sleep in `watch` (replacing where it slept before). `shared`: `given` is a list of the exact
+   * length that never changes (one many parents share), kept as it is rather than copied.
+   */
+  set(id: string, marketId: string, given: Watch, shared = false): void {
+    let place = shared && given !== "all" ? this.shared.get(given) : undefined
+    if (place === undefined || place.marketId !== marketId) {
+      const filed = given === "all" ? given : kept(given, sleepsIn)
+      // Kept as a list of the exact length: a core may build its bands in a list with room to grow.
+      place = { marketId, watch: filed === given && filed !== "all" && !shared ? filed.slice() : filed }
+      if (shared && given !== "all") this.shared.set(given, place)
+    }
+    const watch = place.watch
     const before = this.placed.get(id)
     if (before !== undefined) {
       if (before.marketId === marketId && sameWatch(before.watch, watch)) return
@@ -98,8 +115,7 @@ export class WakeIndex {
     if (watch !== "all" && watch.length === 0) return
     let entry = this.markets.get(marketId)
     if (entry === undefined) this.markets.set(marketId, (entry = new MarketEntry()))
-    // Kept as a list of the exact length: a core may build its bands in a list with room to grow.
-    this.placed.set(id, { marketId, watch: watch === given && watch !== "all" ? watch.slice() : watch })
+    this.placed.set(id, place)
     if (watch === "all") {
       entry.always.add(id)
       return

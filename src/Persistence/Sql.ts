@@ -96,6 +96,8 @@ export class EngineWriter extends Context.Tag("crossbook/EngineWriter")<
      * client's query costs about a hundred Effect operations around the same driver.
      */
     readonly read: (statement: Statement) => ReadonlyArray<Record<string, unknown>> | undefined
+    /** The same, opening the connection first if no write has yet (only once the schema is migrated). */
+    readonly readNow: (statement: Statement) => ReadonlyArray<Record<string, unknown>>
   }
 >() {}
 
@@ -139,6 +141,10 @@ const writer = (filename: string) =>
           return {
             read: ([text, params]) =>
               statement === undefined ? undefined : (statement(text).all(...params) as Array<Record<string, unknown>>),
+            readNow: ([text, params]) => {
+              transaction ??= begin()
+              return statement!(text).all(...params) as Array<Record<string, unknown>>
+            },
             write: (statements) => {
               transaction ??= begin()
               // A checkpoint that truncates the WAL holds the write lock for a moment, and SQLite may answer busy

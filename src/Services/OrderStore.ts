@@ -112,6 +112,23 @@ export interface StoredParent {
   /** The parent's whole state, enough to restore it after a restart. */
   readonly state: unknown
   readonly updatedAt: number
+  /**
+   * What a start needs of the parent without reading its state, from the state as it is written (null: the start
+   * reads the state whole). A store that reads states later one by one (`parentState`) keeps it beside the state.
+   */
+  readonly summarize?: ((state: unknown) => string | null) | undefined
+}
+
+/**
+ * A live parent as a start reads it: its summary, and its state only where there is no summary or the store has it
+ * at hand anyway. `summary` is null for a state stored without one, undefined where the store keeps none.
+ */
+export interface StartParent {
+  readonly id: string
+  readonly summary: string | null | undefined
+  /** Absent: read it with `parentState` when the parent is first used. */
+  readonly state?: unknown
+  readonly updatedAt?: number | undefined
 }
 
 /** A bucket: one proposition listed on several venues (its record as the API shows it). */
@@ -177,6 +194,13 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     /** How many orders have one of these statuses. */
     readonly countOrders: (statuses: ReadonlyArray<string>) => Effect.Effect<number>
     readonly liveParents: Effect.Effect<ReadonlyArray<StoredParent>>
+    /**
+     * The live parents in id order as a start takes them in, in one read: a parent stored with a summary comes without
+     * its state when this store can read that later (`parentState`).
+     */
+    readonly startParents: Effect.Effect<ReadonlyArray<StartParent>>
+    /** One live parent's state read now, synchronously (undefined when no such parent is stored). */
+    readonly parentState: (id: string) => StoredParent | undefined
     /** How many parents are live, without reading their states. */
     readonly countLiveParents: Effect.Effect<number>
     /** Every order, oldest first. */
@@ -318,6 +342,14 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         for (const p of parents.values()) if (p.live) n++
         return n
       }),
+      // States are at hand in memory: every one comes whole.
+      startParents: Effect.sync(() =>
+        [...parents.values()]
+          .filter((p) => p.live)
+          .sort((a, b) => (a.id < b.id ? -1 : 1))
+          .map((p) => ({ id: p.id, summary: undefined, state: p.state, updatedAt: p.updatedAt }))
+      ),
+      parentState: (id) => parents.get(id),
       allOrders: Effect.sync(() =>
         [...orders.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
       ),
@@ -567,6 +599,44 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
           }),
           Effect.orDie
         ),
+        // One walk of the live parents' index in id order: a parent with a summary costs no read of its row (its state
+        // is read when it is first used), unless this store cannot read it later.
+        startParents: (writer._tag === "None"
+          ? sql`SELECT id, summary, state, updated_at FROM parents WHERE live = 1 ORDER BY id`
+          : sql`SELECT id, summary, CASE WHEN summary IS NULL THEN state END, CASE WHEN summary IS NULL THEN updated_at END
+              FROM parents WHERE live = 1 ORDER BY id`
+        ).values.pipe(
+          Effect.map((rows) => {
+            const out = new Array<StartParent>(rows.length)
+            for (let i = 0; i < rows.length; i++) {
+              const row = rows[i]!
+              const text = row[2] as string | null
+              out[i] =
+                text === null
+                  ? { id: row[0] as string, summary: row[1] as string }
+                  : {
+                      id: row[0] as string,
+                      summary: row[1] as string | null,
+                      state: JSON.parse(text),
+                      updatedAt: row[3] as number
+                    }
+            }
+            return out
+          }),
+          Effect.orDie
+        ),
+        parentState: (id) => {
+          if (writer._tag === "None") return undefined
+          const row = writer.value.readNow([PARENT_STATE, [id]])[0]
+          return row === undefined
+            ? undefined
+            : {
+                id,
+                live: row["live"] === 1,
+                state: JSON.parse(row["state"] as string),
+                updatedAt: row["updated_at"] as number
+              }
+        },
         allOrders: sql`SELECT * FROM orders ORDER BY created_at, id`.pipe(
           Effect.map((rows) => rows.map(toOrder)),
           Effect.orDie
@@ -714,6 +784,9 @@ const toBucket = (row: BucketRow): StoredBucket => ({
   record: JSON.parse(row.record) as unknown
 })
 
+/** One parent's row, for a state read when the parent is first used. */
+const PARENT_STATE = "SELECT live, state, updated_at FROM parents WHERE id = ?"
+
 /** The engine database's writes: one text each, with positional parameters, prepared once where they run. */
 const WRITES = {
   removeOrder: "DELETE FROM orders WHERE id = ?",
@@ -724,8 +797,9 @@ const WRITES = {
     ON CONFLICT (account, market_id) DO UPDATE SET value = excluded.value`,
   balance: `INSERT INTO balances (account, cash_moved) VALUES (?, ?)
     ON CONFLICT (account) DO UPDATE SET cash_moved = excluded.cash_moved`,
-  parent: `INSERT INTO parents (id, live, state, updated_at) VALUES (?, ?, ?, ?)
-    ON CONFLICT (id) DO UPDATE SET live = excluded.live, state = excluded.state, updated_at = excluded.updated_at`,
+  parent: `INSERT INTO parents (id, live, state, updated_at, summary) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET live = excluded.live, state = excluded.state, updated_at = excluded.updated_at,
+    summary = excluded.summary`,
   bucket: `INSERT INTO buckets (id, num, status, created_at, record) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (id) DO UPDATE SET status = excluded.status, record = excluded.record`,
   setting: `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
@@ -766,7 +840,9 @@ const statementsOf = (batch: Batch, lastSeq: number) => {
   }
   for (const b of batch.balances ?? []) statements.push([WRITES.balance, [b.account, b.cashMoved]])
   for (const p of batch.parents ?? []) {
-    statements.push([WRITES.parent, [p.id, p.live ? 1 : 0, JSON.stringify(p.state), p.updatedAt]])
+    // The summary of a finished parent is never read (only live ones are restored).
+    const summary = p.live && p.summarize !== undefined ? p.summarize(p.state) : null
+    statements.push([WRITES.parent, [p.id, p.live ? 1 : 0, JSON.stringify(p.state), p.updatedAt, summary]])
   }
   for (const b of batch.buckets ?? []) {
     statements.push([WRITES.bucket, [b.id, b.num, b.status, b.createdAt, JSON.stringify(b.record)]])

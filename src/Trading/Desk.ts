@@ -625,7 +625,8 @@ const makeDesk = (config: DeskConfig) =>
       hasFill: applied.hasFill,
       applyEvents: remoteDesk.applyEvents,
       applySnapshot,
-      liveOrders: () => memory.liveOrders(),
+      // A sync looks only at orders at a venue: the engine's working parents are not rendered for it.
+      liveOrders: () => memory.liveOrders(false),
       lookup,
       settleUnknown: (id: string) =>
         Effect.suspend(() => {

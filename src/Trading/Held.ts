@@ -72,10 +72,15 @@ export class Held {
     return handle === undefined ? undefined : this.holder.render(handle)
   }
 
-  /** Every order not yet finished, engine parents rendered as they are now. */
-  liveOrders(): Array<Order> {
+  /**
+   * Every order not yet finished, engine parents rendered as they are now; without `parents`, none of the working
+   * parents the holder renders (for a caller that looks only at orders at a venue).
+   */
+  liveOrders(parents = true): Array<Order> {
     const out = [...this.live.values()]
-    if (this.holder !== undefined) for (const [, handle] of this.working()) out.push(this.holder.render(handle))
+    if (parents && this.holder !== undefined) {
+      for (const [, handle] of this.working()) out.push(this.holder.render(handle))
+    }
     return out
   }
 

@@ -33,6 +33,7 @@ export interface Syncing {
   /** Applies venue reports as the subscription does; runs with the lock held. */
   readonly applyEvents: (venue: string, events: ReadonlyArray<VenueEvent>) => Effect.Effect<void>
   readonly applySnapshot: (order: Order, snapshot: VenueOrder) => Effect.Effect<void>
+  /** The live orders the desk holds itself (the engine's working parents, never at a venue, left out). */
   readonly liveOrders: () => ReadonlyArray<Order>
   /** The order as the desk holds it now. */
   readonly lookup: (id: string) => Order | undefined

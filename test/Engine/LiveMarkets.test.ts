@@ -1,7 +1,7 @@
 /** Which markets the engine asks venues to stream: exactly those with a live parent, each asked and let go once. */
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { ParentsByMarket } from "../../src/Engine/LiveMarkets.ts"
+import { ParentsByMarket, Summarized } from "../../src/Engine/LiveMarkets.ts"
 import type { Runtime } from "../../src/Engine/Runtime.ts"
 
 const parent = (id: string, marketId: string) => ({ id, marketId }) as unknown as Runtime
@@ -38,6 +38,44 @@ describe("ParentsByMarket", () => {
         }
         parents.clear()
         expect(watched.size).toBe(0)
+      })
+    )
+  })
+
+  it("a parent held by its summary is read whole once, at its first use; counting and walking the ids read none", () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), fc.array(fc.integer({ min: 0, max: 7 })), (steps, reads) => {
+        // The same steps on parents held whole and on parents held by summaries: the same markets, ids and values.
+        const whole = new ParentsByMarket()
+        const summarized = new ParentsByMarket()
+        const stored = new Map<string, Runtime>()
+        const readIds: Array<string> = []
+        const read = (id: string) => {
+          readIds.push(id)
+          return stored.get(id)!
+        }
+        for (let i = 0; i < 8; i++) {
+          const rt = { ...parent(`p${i}`, `sim:M${i % 3}`), type: "stop_market", done: false } as Runtime
+          stored.set(rt.id, rt)
+          whole.set(rt.id, rt)
+          summarized.holdSummarized(rt.id, new Summarized(rt.type, rt.marketId), read)
+        }
+        expect([...summarized.working()]).toEqual([...whole.working()])
+        expect(summarized.summarizedCount).toBe(8)
+        expect(readIds).toEqual([])
+        for (const n of reads) expect(summarized.get(`p${n}`)).toBe(whole.get(`p${n}`))
+        expect(readIds).toEqual([...new Set(reads.map((n) => `p${n}`))])
+        for (const s of steps) {
+          for (const parents of [whole, summarized]) {
+            if (s.op === "set") parents.set(`p${s.id}`, parent(`p${s.id}`, `sim:M${s.market}`))
+            else parents.delete(`p${s.id}`)
+          }
+          expect(summarized.markets()).toEqual(whole.markets())
+          expect(summarized.size).toBe(whole.size)
+        }
+        expect([...summarized.values()]).toEqual([...whole.values()])
+        expect(summarized.summarizedCount).toBe(0)
+        expect(new Set(readIds).size).toBe(readIds.length)
       })
     )
   })

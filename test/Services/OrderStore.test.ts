@@ -93,6 +93,39 @@ for (const [name, layer] of Object.entries(layers)) {
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("at start, a live parent with a summary comes without its state where the store reads it later", () =>
+      Effect.gen(function* () {
+        const store = yield* OrderStore
+        const summarize = (state: unknown) => ((state as { quiet: boolean }).quiet ? "quiet" : null)
+        yield* store.write({
+          parents: [
+            { id: "mo_2", live: true, state: { quiet: true, n: 2 }, updatedAt: 1, summarize },
+            { id: "mo_1", live: true, state: { quiet: false, n: 1 }, updatedAt: 3, summarize },
+            { id: "mo_3", live: true, state: { quiet: true, n: 3 }, updatedAt: 1, summarize }
+          ]
+        })
+        // Finished: no longer started, whatever its summary.
+        yield* store.write({ parents: [{ id: "mo_3", live: false, state: { quiet: true }, updatedAt: 2, summarize }] })
+        const started = yield* store.startParents
+        assert.deepStrictEqual(
+          started.map((p) => p.id),
+          ["mo_1", "mo_2"]
+        )
+        assert.deepStrictEqual(started[0], {
+          id: "mo_1",
+          summary: name === "memory" ? undefined : null,
+          state: { quiet: false, n: 1 },
+          updatedAt: 3
+        })
+        // A file's store reads a summarized state later, one by one; the others give it now.
+        if (name === "sqlite file") assert.deepStrictEqual(started[1], { id: "mo_2", summary: "quiet" })
+        else assert.deepStrictEqual(started[1]!.state, { quiet: true, n: 2 })
+        const later = store.parentState("mo_2")
+        if (name !== "sqlite") assert.deepStrictEqual(later?.state, { quiet: true, n: 2 })
+        assert.isUndefined(store.parentState("mo_9"))
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect(
       "at start, live orders are read whole and named or open engine parents by their heads, oldest first",
       () =>

@@ -98,5 +98,18 @@ export const EngineMigrations = {
       created_at INTEGER NOT NULL,
       record TEXT NOT NULL
     )`
+  }),
+  "0005_start_from_indexes": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // What a start needs of a live parent, written with its state by the engine (null for the rows of an older
+    // version: those are read whole at the next start, which writes their summaries). A start walks this index
+    // alone, in id order, and reads no parent's row that has a summary.
+    yield* sql`ALTER TABLE parents ADD COLUMN summary TEXT`
+    yield* sql`CREATE INDEX parents_start ON parents (live, id, summary)`
+    yield* sql`DROP INDEX parents_live`
+    // The live orders' ids and client ids in the status index: the desk's start tells the engine parents it files
+    // by their heads from the orders it restores whole without reading the row of either.
+    yield* sql`DROP INDEX orders_status_page`
+    yield* sql`CREATE INDEX orders_status_page ON orders (status, created_at DESC, num DESC, id, client_order_id)`
   })
 }
