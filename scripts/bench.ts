@@ -168,6 +168,8 @@ if (want("engine")) {
 //    parsing the same tape and applying it to bare books.
 if (want("replay")) {
   progress("replay")
+  // From a collected heap: the sections before leave old-generation garbage that would be collected on its time.
+  ;(globalThis as { gc?: () => void }).gc?.()
   const generated = generateTape({ seed: 3, markets: 100, durationS: 600 })
   const text = formatTape(generated.header, generated.events)
   const events = generated.events.length

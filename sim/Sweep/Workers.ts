@@ -20,10 +20,17 @@ export const defaultWorkers = (): number => availableParallelism()
  */
 export const JOB_HEAP_MB = 256
 
+/**
+ * A worker's young generation: a backtest makes short-lived garbage at a high rate, and a larger nursery collects it
+ * less often and promotes less of it, so two workers leave each other more of the machine (`sweep.jobs_per_s`, two
+ * workers against one: 1.22 → 1.39 on 2 cores).
+ */
+const YOUNG_MB = 96
+
 /** How a worker thread starts: the built worker beside the bundle, or the TypeScript source through tsx. */
 const spawn = (heapMb: number): Worker => {
   const here = import.meta.url
-  const resourceLimits = { maxOldGenerationSizeMb: heapMb }
+  const resourceLimits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: YOUNG_MB }
   if (/\.ts$/.test(new URL(here).pathname)) {
     const source = new URL("./Worker.ts", here).href
     return new Worker(
