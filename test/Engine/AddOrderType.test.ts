@@ -15,7 +15,7 @@ import type { Core, ParentSpec } from "../../src/Engine/Core.ts"
 import type { OrderType } from "../../src/Engine/OrderType.ts"
 import { COMPLEX_TYPES, ORDER_TYPES } from "../../src/Engine/Registry.ts"
 import { PLAIN_TYPES } from "../../src/Domain/Order.ts"
-import { OwnerToken, request, testServer } from "../Http/TestServer.ts"
+import { OwnerToken, placeOnSim, request, testServer } from "../Http/TestServer.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
 
 // 1. Its params: a strict schema, every number bounded.
@@ -253,15 +253,7 @@ describe("adding an order type", () => {
 describe("adding an order type, through the API", () => {
   // The server `serve` builds, its engine given the built-in types and this one.
   it.layer(testServer({ orderTypes: [...ORDER_TYPES, limitAfter] }))((it) => {
-    const post = (body: Record<string, unknown>) =>
-      Effect.gen(function* () {
-        const token = yield* OwnerToken
-        const market = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0].id
-        return yield* request("POST", "/trading/orders", {
-          token,
-          json: { market_id: market, side: "buy", amount: "5", ...body }
-        })
-      })
+    const post = (body: Record<string, unknown>) => placeOnSim({ amount: "5", ...body })
 
     it.effect("POST /trading/orders takes the registered type, and the engine holds it", () =>
       Effect.gen(function* () {

@@ -7,18 +7,22 @@ import { cancel, children, events, market, parent, place, price, run } from "./S
 
 const simOrders = Effect.map(VenueGateway, (g) => (g.venue("sim") as SimVenue).exchange)
 
+/** An iceberg of 4 showing 2, five ticks under the bid: its first child goes out at once and rests. */
+const restingIceberg = Effect.flatMap(market(), (m) =>
+  place({
+    market_id: m.id,
+    side: "buy",
+    type: "iceberg",
+    amount: "4",
+    price: price(m.bid - 5),
+    params: { display: "2" }
+  })
+)
+
 describe("child failures", () => {
   it.effect("a retryable refusal is retried with backoff under the same client id; the child is placed once", () =>
     Effect.gen(function* () {
-      const m = yield* market()
-      const res = yield* place({
-        market_id: m.id,
-        side: "buy",
-        type: "iceberg",
-        amount: "4",
-        price: price(m.bid - 5),
-        params: { display: "2" }
-      })
+      const res = yield* restingIceberg
       assert.strictEqual(res.status, 201, res.text)
       yield* run(5)
       const kids = yield* children(res.body.id)
@@ -42,15 +46,7 @@ describe("child failures", () => {
 
   it.effect("a refusal that says when to come back is not retried sooner, even when the backoff is shorter", () =>
     Effect.gen(function* () {
-      const m = yield* market()
-      const res = yield* place({
-        market_id: m.id,
-        side: "buy",
-        type: "iceberg",
-        amount: "4",
-        price: price(m.bid - 5),
-        params: { display: "2" }
-      })
+      const res = yield* restingIceberg
       assert.strictEqual(res.status, 201, res.text)
       // The first backoff is 0.2 s; the venue asked for 3 s.
       yield* run(2)
@@ -85,15 +81,7 @@ describe("child failures", () => {
 describe("a cancel while a refused child waits for its retry", () => {
   it.effect("ends the parent canceled at once, and the child is never placed", () =>
     Effect.gen(function* () {
-      const m = yield* market()
-      const res = yield* place({
-        market_id: m.id,
-        side: "buy",
-        type: "iceberg",
-        amount: "4",
-        price: price(m.bid - 5),
-        params: { display: "2" }
-      })
+      const res = yield* restingIceberg
       assert.strictEqual(res.status, 201, res.text)
       const canceled = yield* cancel(res.body.id)
       assert.strictEqual(canceled.status, 200, canceled.text)

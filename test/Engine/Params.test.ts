@@ -1,7 +1,7 @@
 /** Every numeric param of every complex type is bounded, and an unknown key anywhere in `params` is refused (422). */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { OwnerToken, type RawResponse, request, TestServerLive } from "../Http/TestServer.ts"
+import { placeOnSim, type RawResponse, TestServerLive } from "../Http/TestServer.ts"
 
 const assertRefused = (res: RawResponse, field: string) => {
   assert.strictEqual(res.status, 422, res.text)
@@ -16,15 +16,7 @@ const LEG = { side: "buy", type: "limit", price: "0.1" }
 
 describe("complex order params", () => {
   it.layer(TestServerLive)((it) => {
-    const post = (body: Record<string, unknown>) =>
-      Effect.gen(function* () {
-        const token = yield* OwnerToken
-        const market = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0].id
-        return yield* request("POST", "/trading/orders", {
-          token,
-          json: { market_id: market, side: "buy", amount: "10", price: "0.3", ...body }
-        })
-      })
+    const post = (body: Record<string, unknown>) => placeOnSim({ price: "0.3", ...body })
 
     it.effect("numbers beyond their bounds are 422 naming params.<field>", () =>
       Effect.gen(function* () {

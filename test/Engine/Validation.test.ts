@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { OwnerToken, type RawResponse, request, TestServerLive } from "../Http/TestServer.ts"
+import { placeOnSim, type RawResponse, TestServerLive } from "../Http/TestServer.ts"
 
 const assertValidation = (res: RawResponse, status: number, field: string) => {
   assert.strictEqual(res.status, status, res.text)
@@ -13,15 +13,7 @@ const assertValidation = (res: RawResponse, status: number, field: string) => {
 
 describe("complex order validation", () => {
   it.layer(TestServerLive)((it) => {
-    const post = (body: Record<string, unknown>) =>
-      Effect.gen(function* () {
-        const token = yield* OwnerToken
-        const market = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0].id
-        return yield* request("POST", "/trading/orders", {
-          token,
-          json: { market_id: market, side: "buy", amount: "10", ...body }
-        })
-      })
+    const post = placeOnSim
 
     it.effect("post_only only on iceberg, peg and limit-style twap", () =>
       Effect.gen(function* () {

@@ -132,6 +132,17 @@ export const request = (
 
 export const get = (path: string) => request("GET", path)
 
+/** `POST /trading/orders` with the owner's token on the first sim market: a buy of 10 unless `body` says otherwise. */
+export const placeOnSim = (body: Record<string, unknown>) =>
+  Effect.gen(function* () {
+    const token = yield* OwnerToken
+    const market = (yield* request("GET", "/venues/sim/markets?limit=1")).body.data[0].id
+    return yield* request("POST", "/trading/orders", {
+      token,
+      json: { market_id: market, side: "buy", amount: "10", ...body }
+    })
+  })
+
 /** The port the test server listens on. */
 export const serverPort = Effect.map(HttpServer.HttpServer, (server) => (server.address as HttpServer.TcpAddress).port)
 
