@@ -38,7 +38,9 @@ const fields = <T extends Schema.Schema<string, string, never>>(type: T) => ({
  * are refused.
  */
 export const orderRequestSchema = (types: ReadonlyArray<string>) =>
-  Schema.Struct(fields(Schema.String.annotations({ jsonSchema: { type: "string", enum: [...types] } }))).annotations({
+  Schema.Struct(
+    fields(Schema.String.pipe(Schema.maxLength(64)).annotations({ jsonSchema: { type: "string", enum: [...types] } }))
+  ).annotations({
     identifier: "PlaceOrder",
     ...strict
   })

@@ -17,6 +17,13 @@ export const respond = (error: ApiError): HttpServerResponse.HttpServerResponse 
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"])
 
+/** A decode message quotes the value it refused: a long one is cut, so an answer never echoes a whole body back. */
+const shortened = (message: string): string =>
+  message.replace(
+    /actual "((?:[^"\\]|\\.){80,})"/g,
+    (_, text: string) => `actual "${text.slice(0, 40)}…" (${text.length} characters)`
+  )
+
 const fromDecodeError = (method: string, error: HttpApiError.HttpApiDecodeError): ApiError => {
   const errors = error.issues.map((issue) => {
     const field = issue.path.map(String).join(".") || "body"
@@ -27,7 +34,7 @@ const fromDecodeError = (method: string, error: HttpApiError.HttpApiDecodeError)
       message:
         issue._tag === "Unexpected"
           ? `unknown field '${field}'${expected === undefined ? "" : `; known fields: ${expected.replace(/"/g, "").split(" | ").join(", ")}`}`
-          : issue.message
+          : shortened(issue.message)
     }
   })
   return BODY_METHODS.has(method) ? ApiError.validation(errors, undefined, 422) : ApiError.validation(errors)

@@ -285,6 +285,10 @@ describe("adding an order type, through the API", () => {
         assert.strictEqual(res.body.error.details.errors[0].field, "type")
         assert.include(res.body.error.details.errors[0].message, '"limit_after"')
         assert.include(res.body.error.details.errors[0].message, '"smart_taker"')
+        // A type name no type could have is refused by the body's schema, and not echoed back whole.
+        const long = yield* post({ type: "x".repeat(5000), price: "0.5" })
+        assert.strictEqual(long.status, 422, long.text)
+        assert.isBelow(long.text.length, 2000)
       })
     )
   })
