@@ -74,3 +74,15 @@ export const useBrowser = (prefix: string, viewport: { readonly width: number; r
     }
   }
 }
+
+/** A client of the server at `base` with a bearer token: the JSON answer and its status. */
+export const apiClient =
+  (base: string, token: string) =>
+  async (method: string, path: string, body?: unknown): Promise<{ readonly status: number; readonly body: any }> => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    return { status: response.status, body: (await response.json()) as any }
+  }

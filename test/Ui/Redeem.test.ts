@@ -3,14 +3,14 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { UiDirectory } from "../../src/Http/Ui.ts"
 import { signerOf } from "../../src/Venues/Polymarket/Signing.ts"
 import { serverPort } from "../Http/TestServer.ts"
 import { CONDITION, type FakePolymarket, startFake } from "../Venues/Polymarket/Fake.ts"
 import { Owner, serveVenues } from "../Venues/ServeVenues.ts"
-import { BROWSER_ARGS, CHROMIUM, requireChromium, SHOTS, skipBrowser } from "./Browser.ts"
+import { apiClient, launchBrowser, requireChromium, SHOTS, skipBrowser } from "./Browser.ts"
 // @ts-expect-error: a plain ES module without types
 import { buildUi } from "../../scripts/build-ui.mjs"
 
@@ -20,11 +20,10 @@ const M = `polymarket:${CONDITION}`
 describe.skipIf(skipBrowser)("a Polymarket position waiting to be redeemed on the dashboard", () => {
   let fake: FakePolymarket
   let runtime: ManagedRuntime.ManagedRuntime<any, any>
-  let context: BrowserContext
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined
   let page: Page
   let base = ""
   let owner = ""
-  let profile = ""
   let built = ""
 
   beforeAll(async () => {
@@ -49,33 +48,20 @@ describe.skipIf(skipBrowser)("a Polymarket position waiting to be redeemed on th
     )
     base = `http://127.0.0.1:${await runtime.runPromise(serverPort)}`
     owner = await runtime.runPromise(Owner)
-    profile = mkdtempSync(join(tmpdir(), "crossbook-chromium-"))
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: BROWSER_ARGS,
-      viewport: { width: 1400, height: 1000 }
-    })
-    page = context.pages()[0] ?? (await context.newPage())
+    browser = await launchBrowser("crossbook-chromium-", { width: 1400, height: 1000 })
+    page = browser.context.pages()[0] ?? (await browser.context.newPage())
     page.setDefaultTimeout(10_000)
   }, 60_000)
 
   afterAll(async () => {
-    await context?.close()
+    await browser?.close()
     await runtime?.dispose()
     await fake?.close()
-    for (const dir of [profile, built]) if (dir !== "") rmSync(dir, { recursive: true, force: true })
+    if (built !== "") rmSync(built, { recursive: true, force: true })
   })
 
   it("shows the amount to redeem in the settled column until the wallet redeems, then 'redeemed'", async () => {
-    const api = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      return { status: response.status, body: (await response.json()) as any }
-    }
+    const api = apiClient(base, owner)
     const bought = await api("POST", "/trading/orders", {
       account: "polymarket:default",
       market_id: M,

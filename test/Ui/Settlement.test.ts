@@ -10,7 +10,7 @@ import { UiDirectory } from "../../src/Http/Ui.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import type { SimVenue } from "../../src/Venues/SimVenue.ts"
 import { OwnerToken, serverPort, testServer } from "../Http/TestServer.ts"
-import { BROWSER_ARGS, CHROMIUM, requireChromium, SHOTS, skipBrowser } from "./Browser.ts"
+import { apiClient, BROWSER_ARGS, CHROMIUM, requireChromium, SHOTS, skipBrowser } from "./Browser.ts"
 // @ts-expect-error: a plain ES module without types
 import { buildUi } from "../../scripts/build-ui.mjs"
 
@@ -50,14 +50,7 @@ describe.skipIf(skipBrowser)("a settled position on the dashboard", () => {
   })
 
   it("shows what the position held, who won and the P&L booked, and the position.settled event", async () => {
-    const api = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      return { status: response.status, body: (await response.json()) as any }
-    }
+    const api = apiClient(base, owner)
     const market = (await api("GET", "/venues/sim/markets?status=open&limit=1")).body.data[0]
     const bought = await api("POST", "/trading/orders", {
       market_id: market.id,

@@ -24,6 +24,8 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
   Effect.gen(function* () {
     const desk = yield* Desk
     const engine = yield* Engine
+    /** The types this server takes: the engine's are fixed once it is built. */
+    const types = orderTypes(engine)
     const gateway = yield* VenueGateway
     const buckets = yield* Buckets
 
@@ -82,7 +84,6 @@ export const DeskLive = HttpApiBuilder.group(Api, "desk", (handlers) =>
         "createOrder",
         Effect.fnUntraced(function* ({ payload }) {
           // A type the server holds no orders of is a body the schema does not take (422), before any permission.
-          const types = orderTypes(engine)
           if (!types.includes(payload.type)) return yield* Effect.fail(unknownType(payload.type, types))
           const bucketId = bucketIdOf(payload.market_id)
           if (bucketId !== undefined) {
