@@ -301,7 +301,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       yield* completeIfQuiet(d, rt)
       if (rt.expiresAt !== null) {
         dueAdded(d, rt.expiresAt, rt)
-        yield* Queue.offer(wake, undefined)
+        Queue.unsafeOffer(wake, undefined)
       }
       return { order: accepted, created: true }
     })

@@ -4,7 +4,7 @@ import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
 import type { ChildUpdate } from "../Trading/Desk.ts"
 import { type Command, type Input, kept, type MarketView, wakes } from "./Core.ts"
-import { completeIfQuiet, drop, persist, save, takeAmounts } from "./Parents.ts"
+import { completeIfQuiet, drop, endsNow, persist, save, takeAmounts } from "./Parents.ts"
 import { admit, childNumberOf, clientIdOf, end, execute, place, retryLater } from "./Placement.ts"
 import { childOf, type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { dueById, quotesOf, rewatch, viewOf, wakeFor } from "./Wake.ts"
@@ -37,9 +37,9 @@ export const feed: (d: Driver, rt: Runtime, input: Input, savedAfter?: boolean) 
       if (firstReachIsPlace(step.commands) && rt.ending === null) d.stateAhead.add(rt.id)
       else yield* persist(d, rt)
     }
-    yield* execute(d, rt, step.commands)
+    if (step.commands.length > 0) yield* execute(d, rt, step.commands)
     if (d.stateAhead.has(rt.id)) yield* persist(d, rt)
-    yield* completeIfQuiet(d, rt)
+    if (endsNow(rt)) yield* completeIfQuiet(d, rt)
   })
 
 /** Whether the first of a step's commands that reaches the desk or a venue is a placement. */
@@ -106,7 +106,7 @@ export const onChildUpdate = Effect.fnUntraced(function* (d: Driver, update: Chi
       drop(rt, child)
       return yield* end(d, rt, "rejected", `child ${n} was refused: ${String(update.order.info["detail"])}`)
     }
-    yield* Queue.offer(d.wake, undefined)
+    Queue.unsafeOffer(d.wake, undefined)
   } else if (TERMINAL.has(update.order.status) && child.status !== "done") {
     drop(rt, child)
     const detail = update.order.info["detail"]

@@ -22,7 +22,7 @@ export const persist = (
 ) =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => {
     d.stateAhead.delete(rt.id)
-    return d.journal.commit({
+    const batch = {
       parents: [stateOf(d, rt, now)],
       entries: entries.map((e) => ({
         ts: now,
@@ -30,7 +30,8 @@ export const persist = (
         key: rt.id,
         payload: { parent_id: rt.id, ...e.payload }
       }))
-    })
+    }
+    return d.journal.commitNow(batch) === undefined ? d.journal.commit(batch) : Effect.void
   })
 
 /**
@@ -106,28 +107,30 @@ export const save = Effect.fnUntraced(function* (
   // The sums take in what the desk already holds of each live child, even before its update reaches us.
   for (const child of rt.children) {
     if (child.orderId === null) continue
-    const order = yield* d.desk.get(child.orderId)
+    const order = d.desk.heldNow(child.orderId) ?? (yield* d.desk.get(child.orderId))
     if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
   }
   rt.updatedAt = now
   d.stateAhead.delete(rt.id)
   const order = record(d, rt)
   const extra = after?.(order)
-  yield* d.desk.putParent(order, kind, {
+  const write = {
     digest,
     state: stateOf(d, rt, now),
     after:
       extra === undefined
         ? []
         : [{ ts: now, kind: extra.kind, key: rt.id, payload: { parent_id: rt.id, ...extra.payload } }]
-  })
+  }
+  if (!d.desk.putParentNow(order, kind, write)) yield* d.desk.putParent(order, kind, write)
   return order
 })
 
 export const emit = (d: Driver, rt: Runtime, kind: string, payload: Readonly<Record<string, unknown>>) =>
-  Effect.flatMap(Clock.currentTimeMillis, (ts) =>
-    d.journal.append([{ ts, kind, key: rt.id, payload: { parent_id: rt.id, ...payload } }])
-  )
+  Effect.flatMap(Clock.currentTimeMillis, (ts) => {
+    const batch = { entries: [{ ts, kind, key: rt.id, payload: { parent_id: rt.id, ...payload } }] }
+    return d.journal.commitNow(batch) === undefined ? d.journal.commit(batch) : Effect.void
+  })
 
 export const liveChildren = (rt: Runtime) => rt.children.filter((c) => c.status !== "done")
 
@@ -161,7 +164,11 @@ export const takeAmounts = (d: Driver, rt: Runtime, role: string, seen: ChildRec
 
 /** The parent ends once no child is live: its final status, the event, and it leaves the index. */
 export const completeIfQuiet = (d: Driver, rt: Runtime): Effect.Effect<void> =>
-  rt.done || rt.ending === null || rt.children.some((c) => c.status !== "done") ? Effect.void : complete(d, rt)
+  endsNow(rt) ? complete(d, rt) : Effect.void
+
+/** Whether the parent is ending and no child of it is live: `completeIfQuiet` ends it now. */
+export const endsNow = (rt: Runtime): boolean =>
+  !rt.done && rt.ending !== null && !rt.children.some((c) => c.status !== "done")
 
 const complete = Effect.fnUntraced(function* (d: Driver, rt: Runtime) {
   rt.done = true

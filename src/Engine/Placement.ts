@@ -147,7 +147,7 @@ export const place: (
   const now = yield* Clock.currentTimeMillis
   if (error.details.retryable === true && retryLater(d, rt, child, now, error.details["retry_after"])) {
     yield* persist(d, rt)
-    yield* Queue.offer(d.wake, undefined)
+    Queue.unsafeOffer(d.wake, undefined)
     return
   }
   drop(rt, child)
@@ -248,7 +248,7 @@ export const execute: (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>)
               { timer: command.timer, at: command.at }
             )
             dueAdded(d, command.at, rt)
-            yield* Queue.offer(d.wake, undefined)
+            Queue.unsafeOffer(d.wake, undefined)
           }
           break
         case "Emit":
@@ -260,5 +260,5 @@ export const execute: (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>)
           break
       }
     }
-    yield* news
+    if (pending.triggered || pending.events.length > 0) yield* news
   })

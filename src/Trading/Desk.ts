@@ -1,6 +1,6 @@
 /** The trading desk: plain orders on the venues, fills into the ledger, risk rules, halts, and the journal. */
 import { randomBytes } from "node:crypto"
-import { Clock, Context, Effect, Layer, Queue } from "effect"
+import { Clock, Context, Effect, type Exit, Layer, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import * as Id from "../Domain/Ids.ts"
@@ -35,6 +35,13 @@ import { recordOf, type SyncRecord, type Syncing, syncVenue } from "./VenueSync.
 import { amendRemote, boundedVenue, cancelRemote, placeRemote, type RemoteDesk, requestOf } from "./Remote.ts"
 import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
 import { catchUpSettlements, checkRedemptions, resolutionsSince, settleMarket, type Settling } from "./Settlement.ts"
+
+/** What the engine writes with a parent's record: the digest of its request (when new), its state and its events. */
+export interface ParentWrite {
+  readonly digest?: string | undefined
+  readonly state: StoredParent
+  readonly after?: ReadonlyArray<JournalEntry> | undefined
+}
 
 /** A plain order to place: the order request on its account, and what an engine parent adds to its child's. */
 export interface PlaceInput extends AccountRequest {
@@ -259,6 +266,18 @@ const makeDesk = (config: DeskConfig) =>
 
     const childUpdates = yield* Queue.unbounded<ChildUpdate>()
 
+    /** A parent's record, state and events as one write; the desk's memory of the record is set as it is made. */
+    const parentBatch = (order: Order, kind: string, options: ParentWrite): Batch => {
+      if (options.digest !== undefined) memory.name(order, options.digest)
+      // A working parent's record is rendered from the engine's state of it when read (see renderParents).
+      memory.remember(order, options.state.live)
+      return {
+        orders: [stored(order)],
+        parents: [options.state],
+        entries: [{ ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }, ...(options.after ?? [])]
+      }
+    }
+
     /** Puts a fill into the ledger (and today's) and answers what of a batch stores it: the fill and its ledger rows. */
     const recordFill = (fill: Fill, entries: ReadonlyArray<JournalEntry>): Batch => {
       const position = ledger.record(fill)
@@ -298,7 +317,7 @@ const makeDesk = (config: DeskConfig) =>
       const entries = [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
       const batch: Batch = { orders: [stored(order)], entries }
       yield* write(fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) })
-      if (order.parentId !== null && order.heldBy === "venue") yield* Queue.offer(childUpdates, { order, fill })
+      if (order.parentId !== null && order.heldBy === "venue") Queue.unsafeOffer(childUpdates, { order, fill })
     })
 
     /**
@@ -539,20 +558,22 @@ const makeDesk = (config: DeskConfig) =>
     }
     /** Placements started and not yet out of the lock: while there are any, the next one's write takes ours along. */
     let placements = 0
-    const placed = Effect.sync(() => {
+    const placed = <A, E>(exit: Exit.Exit<A, E>) => {
       deferring = false
       placements -= 1
-    })
-    // Run uninterruptibly (see `place` below): the flag set here is cleared by the `ensuring` that follows at once.
+      return exit
+    }
+    // Run uninterruptibly (see `place` below): the flag set here is cleared as the placement ends, however it ends.
     const place = Effect.fnUntraced(function* (input: PlaceInput, actor: string) {
       // A remote venue's order leaves the lock for its lane; an engine's child is answered as written ahead.
       if (onRemote(input.account)) return yield* placeRemote(remoteDesk, input, actor, input.parentId === undefined)
       placements += 1
+      // Uninterruptible throughout, so the exit of the placement is where it ends, whichever way it ends.
       const exit = yield* Effect.exit(
         serialized(
           Effect.suspend(() => {
             deferring = true
-            return Effect.ensuring(placeOrder(placing, input, actor), placed)
+            return Effect.flatMap(Effect.exit(placeOrder(placing, input, actor)), placed)
           })
         )
       )
@@ -950,32 +971,16 @@ const makeDesk = (config: DeskConfig) =>
        * Stores an engine parent's record (created or changed) with its state and its event, then the driver's own
        * `after` entries, in one write: a restart finds all of them or none.
        */
-      putParent: (
-        order: Order,
-        kind: string,
-        options: {
-          readonly digest?: string | undefined
-          readonly state: StoredParent
-          readonly after?: ReadonlyArray<JournalEntry> | undefined
-        }
-      ) =>
-        serialized(
-          Effect.suspend(() => {
-            if (options.digest !== undefined) {
-              memory.name(order, options.digest)
-            }
-            // A working parent's record is rendered from the engine's state of it when read (see renderParents).
-            memory.remember(order, options.state.live)
-            return journal.commit({
-              orders: [stored(order)],
-              parents: [options.state],
-              entries: [
-                { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) },
-                ...(options.after ?? [])
-              ]
-            })
-          })
-        ),
+      putParent: (order: Order, kind: string, options: ParentWrite) =>
+        serialized(Effect.suspend(() => journal.commit(parentBatch(order, kind, options)))),
+      /**
+       * `putParent` in plain code when the lock is free and the journal writes at once: answers whether it was done
+       * (when not, nothing was stored and `putParent` is the way).
+       */
+      putParentNow: (order: Order, kind: string, options: ParentWrite): boolean =>
+        serialized.now(() => journal.commitNow(parentBatch(order, kind, options)) !== undefined) === true,
+      /** An order the desk holds in memory (a live or recent one), with no read of the store. */
+      heldNow: (id: string): Order | undefined => lookup(id),
       /**
        * Who holds working parents (the engine): the desk keeps no record of a working parent of its own, it renders
        * one from the holder's state of it when read, and lets go of those it loaded at start that the holder works.

@@ -32,6 +32,11 @@ export class Journal extends Context.Tag("crossbook/Journal")<
     readonly flushedBy: (last: boolean) => Effect.Effect<void>
     /** Whether a fill of this id is queued or being written (not yet in the store, soon there). */
     readonly holdsFill: (id: string) => boolean
+    /**
+     * Writes a batch at once, as `commit` would, when nothing is queued or being written, the store can write
+     * synchronously and no span is exported; `undefined` (nothing written) otherwise, and `commit` is the way.
+     */
+    readonly commitNow: (batch: Batch) => ReadonlyArray<JournalEvent> | undefined
     /** Appends entries that go with no stored change. */
     readonly append: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<ReadonlyArray<JournalEvent>>
     /** A live reader for as long as the scope lasts; once its queue is full it gets nothing more and is marked. */
@@ -187,11 +192,38 @@ export class Journal extends Context.Tag("crossbook/Journal")<
             const leads = !leaving ? Effect.void : options.gather ? Effect.zipRight(endOfTurn, lead) : lead
             return Effect.zipRight(leads, Effect.asVoid(Deferred.await(target.done)))
           })
+        /**
+         * Not gathering, a batch queued behind nothing is written at once where the store can: no later write could
+         * take it along, and the caller's wait then has nothing left to wait for.
+         */
+        const enqueueNow = (batch: Batch) =>
+          Effect.suspend(() => {
+            if (!writing && queued.length === 0) {
+              const now = writtenNow(batch)
+              if (now !== undefined) {
+                if (Exit.isSuccess(now)) publish(now.value)
+                return Effect.asVoid(now)
+              }
+            }
+            return Effect.asVoid(push(batch))
+          })
         // Decided once: with no span exported the commit is not wrapped at all.
         const commitTraced = traced("journal.commit")
+        const tracing = yield* FiberRef.get(currentTracing)
+        /** `commit` in plain code where it needs no wait; a write that fails throws, as `commit` dies. */
+        const commitNow = (batch: Batch): ReadonlyArray<JournalEvent> | undefined => {
+          if (tracing || writing || queued.length > 0) return undefined
+          const started = performance.now()
+          const events = store.writeNow(batch)
+          if (events === undefined) return undefined
+          metrics.journalCommit.observe([], (performance.now() - started) / 1000)
+          publish(events)
+          return events
+        }
         return {
-          commit: (yield* FiberRef.get(currentTracing)) ? (batch) => commitTraced(commit(batch)) : commit,
-          enqueue: (batch) => Effect.asVoid(push(batch)),
+          commit: tracing ? (batch) => commitTraced(commit(batch)) : commit,
+          commitNow,
+          enqueue: options.gather ? (batch) => Effect.asVoid(push(batch)) : enqueueNow,
           flushed: flushed(true),
           flushedBy: flushed,
           holdsFill: (id) => fillsAhead.has(id),

@@ -48,7 +48,7 @@ export const makeLock = () => {
       if (at >= 0) waiting.splice(at, 1)
     })
 
-  return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  const lock = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.suspend(() => {
         if (!held) {
@@ -60,4 +60,21 @@ export const makeLock = () => {
         return Effect.ensuring(Effect.zipRight(restore(waitFor(waiter)), restore(self)), leave(waiter))
       })
     )
+  /**
+   * Runs plain code under the lock at once when it is free, and answers what it answered; `undefined` (nothing run)
+   * when the lock is held. Nothing can take the lock while the code runs, so it is released as it returns or throws.
+   */
+  const now = <A>(f: () => A): A | undefined => {
+    if (held) return undefined
+    held = true
+    try {
+      return f()
+    } finally {
+      releaseNow()
+    }
+  }
+  return Object.assign(lock, { now })
 }
+
+/** The lock: an effect wrapped runs holding it; `now` runs plain code holding it when it is free. */
+export type Lock = ReturnType<typeof makeLock>
