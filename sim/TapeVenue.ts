@@ -3,7 +3,7 @@ import { Clock, Effect, PubSub } from "effect"
 import * as F from "../src/Domain/Fixed.ts"
 import type { MarketView } from "../src/Engine/Core.ts"
 import type { Market, Trade } from "../src/Domain/Market.ts"
-import type { PlaceOrderRequest, Venue, VenueEvent } from "../src/Services/VenueGateway.ts"
+import type { PlaceOrderRequest, Venue, VenueEvent, VenueOrder } from "../src/Services/VenueGateway.ts"
 import { VenueError } from "../src/Services/VenueGateway.ts"
 import { type Answer, type FeeRule, makeOrderModel, viewOf } from "../src/Venues/Paper/Model.ts"
 import { takerFee } from "../src/Venues/Sim/Exchange.ts"
@@ -184,29 +184,33 @@ export const makeTapeVenue = (header: TapeHeader) =>
     const publish = (reported: ReadonlyArray<VenueEvent>) =>
       reported.length > 0 ? PubSub.publishAll(events, reported) : Effect.void
 
-    /** The model's answer as the venue gives it: what it reported is published and comes with the order. */
-    const answer = (result: Answer) =>
-      result._tag === "Refused"
-        ? Effect.fail(new VenueError({ venue: venueId, ...result.refusal }))
-        : Effect.as(result.events.length > 0 ? PubSub.publishAll(events, result.events) : Effect.void, {
-            ...viewOf(result.order),
-            events: result.events
-          })
+    /** The model's answer as the venue gives it, in plain code: what it reported is published and comes with the order. */
+    const answerNow = (result: Answer): VenueOrder | VenueError => {
+      if (result._tag === "Refused") return new VenueError({ venue: venueId, ...result.refusal })
+      for (const event of result.events) events.unsafeOffer(event)
+      return { ...viewOf(result.order), events: result.events }
+    }
+    const answer = (result: Answer) => {
+      const answered = answerNow(result)
+      return answered instanceof VenueError ? Effect.fail(answered) : Effect.succeed(answered)
+    }
 
-    const placeOrder = Effect.fnUntraced(function* (r: PlaceOrderRequest) {
-      const now = yield* Clock.currentTimeMillis
+    const placeNow = (r: PlaceOrderRequest, now: number): VenueOrder | VenueError => {
       const market = markets.get(r.nativeId)
       const book = books.get(r.nativeId)
       if (market === undefined || book === undefined) {
-        return yield* Effect.fail(new VenueError({ venue: venueId, kind: "rejected", reason: "no such market" }))
+        return new VenueError({ venue: venueId, kind: "rejected", reason: "no such market" })
       }
       if (market.status !== "open") {
-        return yield* Effect.fail(
-          new VenueError({ venue: venueId, kind: "market_closed", reason: `market is ${market.status}` })
-        )
+        return new VenueError({ venue: venueId, kind: "market_closed", reason: `market is ${market.status}` })
       }
-      return yield* answer(model.place(r, book, now))
-    })
+      return answerNow(model.place(r, book, now))
+    }
+    const placeOrder = (r: PlaceOrderRequest) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const answered = placeNow(r, now)
+        return answered instanceof VenueError ? Effect.fail(answered) : Effect.succeed(answered)
+      })
 
     const venue: TapeVenue = {
       info: { id: venueId, name: `Replay of a ${header.source} tape`, book_model: "yes_book", has: SIM_CAPABILITIES },
@@ -238,6 +242,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
           return o === undefined ? undefined : viewOf(o)
         }),
       subscribe: PubSub.subscribe(events),
+      now: { market: (nativeId) => markets.get(nativeId), placeOrder: placeNow },
       applyNow,
       publish,
       view: (marketId) => {

@@ -1,5 +1,7 @@
 /** Carrying out what a core decides: child placement with retries, cancels, timers, and the end of a parent. */
-import { Clock, Effect, Queue } from "effect"
+import { Clock, Effect, Either, Queue } from "effect"
+import { ApiError } from "../Domain/Errors.ts"
+import type { PlaceInput } from "../Trading/Desk.ts"
 import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
 import { appended, type Command, insertedAt, kept, NONE } from "./Core.ts"
@@ -89,31 +91,36 @@ export const place: (
   }
   const spec = child.spec
   const member = spec.member === undefined ? undefined : rt.members?.[spec.member]
+  const now = yield* Clock.currentTimeMillis
   // The state that files this child, when the step left it to this placement, goes in its write ahead.
-  const parentState = d.stateAhead.delete(rt.id) ? stateOf(d, rt, yield* Clock.currentTimeMillis) : undefined
-  const result = yield* Effect.either(
-    d.desk.place(
-      {
-        account: member?.account ?? rt.account,
-        market_id: member?.marketId ?? rt.marketId,
-        side: spec.side,
-        type: "limit",
-        amount: F.format(spec.amount),
-        price: F.format(spec.price),
-        // The parent's expires_at pulls its children, so a gtd parent's resting children are gtc.
-        time_in_force: spec.timeInForce === "gtd" ? "gtc" : spec.timeInForce,
-        post_only: spec.postOnly,
-        reduce_only: spec.reduceOnly,
-        client_order_id: clientIdOf(rt, child),
-        parentId: rt.id,
-        book: rt.book,
-        trader: rt.trader,
-        info: { role: spec.role, child: spec.child },
-        parentState
-      },
-      `engine (${rt.id})`
-    )
-  ).pipe(reaction(rt, child))
+  const parentState = d.stateAhead.delete(rt.id) ? stateOf(d, rt, now) : undefined
+  const input: PlaceInput = {
+    account: member?.account ?? rt.account,
+    market_id: member?.marketId ?? rt.marketId,
+    side: spec.side,
+    type: "limit",
+    amount: F.format(spec.amount),
+    price: F.format(spec.price),
+    // The parent's expires_at pulls its children, so a gtd parent's resting children are gtc.
+    time_in_force: spec.timeInForce === "gtd" ? "gtc" : spec.timeInForce,
+    post_only: spec.postOnly,
+    reduce_only: spec.reduceOnly,
+    client_order_id: clientIdOf(rt, child),
+    parentId: rt.id,
+    book: rt.book,
+    trader: rt.trader,
+    info: { role: spec.role, child: spec.child },
+    parentState
+  }
+  const actor = `engine (${rt.id})`
+  // A venue that answers in process is placed on in plain code; any other through the desk's Effect.
+  const answered = d.desk.placeNow(input, actor, now)
+  const result =
+    answered === undefined
+      ? yield* Effect.either(d.desk.place(input, actor)).pipe(reaction(rt, child))
+      : answered instanceof ApiError
+        ? Either.left(answered)
+        : Either.right(answered)
   if (result._tag === "Right") {
     const order = result.right.order
     child.orderId = order.id
@@ -144,7 +151,6 @@ export const place: (
     return
   }
   const error = result.left
-  const now = yield* Clock.currentTimeMillis
   if (error.details.retryable === true && retryLater(d, rt, child, now, error.details["retry_after"])) {
     yield* persist(d, rt)
     Queue.unsafeOffer(d.wake, undefined)

@@ -173,6 +173,13 @@ export interface Batch {
   readonly entries?: ReadonlyArray<JournalEntry> | undefined
 }
 
+/** The reads of a placement, answered at once: see `OrderStore.now`. */
+export interface StoreReadsNow {
+  readonly orderByClientId: (account: string, clientOrderId: string) => StoredOrder | undefined
+  readonly orderByVenueOrderId: (venue: string, venueOrderId: string) => StoredOrder | undefined
+  readonly hasFill: (id: string) => boolean
+}
+
 export class OrderStore extends Context.Tag("crossbook/OrderStore")<
   OrderStore,
   {
@@ -184,6 +191,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
      * dies.
      */
     readonly writeNow: (batch: Batch) => ReadonlyArray<JournalEvent> | undefined
+    /**
+     * A store that holds everything in memory answers the reads a placement makes in plain code as well (the same
+     * answers as the Effects of the same names); absent on a store that reads from a database.
+     */
+    readonly now?: StoreReadsNow
     /** Events after `after` in seq order, at most `limit`; only those of `kind` when given. */
     readonly eventsAfter: (after: number, limit: number, kind?: string) => Effect.Effect<ReadonlyArray<JournalEvent>>
     readonly lastSeq: Effect.Effect<number>
@@ -302,6 +314,17 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
       for (const b of batch.balances ?? []) balances.set(b.account, b)
       return events
     }
+    const now: StoreReadsNow = {
+      orderByClientId: (account, clientOrderId) => {
+        const id = byClientId.get(`${account}\u0000${clientOrderId}`)
+        return id === undefined ? undefined : orders.get(id)
+      },
+      orderByVenueOrderId: (venue, venueOrderId) => {
+        const id = byVenueOrderId.get(`${venue}\u0000${venueOrderId}`)
+        return id === undefined ? undefined : orders.get(id)
+      },
+      hasFill: (id) => fillIds.has(id)
+    }
     return {
       write: (batch) => Effect.sync(() => writeNow(batch)),
       writeNow,
@@ -323,11 +346,7 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             .sort((a, b) => a.createdAt - b.createdAt || a.id.length - b.id.length || (a.id < b.id ? -1 : 1))
             .map((o) => o.id)
         ),
-      orderByClientId: (account, clientOrderId) =>
-        Effect.sync(() => {
-          const id = byClientId.get(`${account}\u0000${clientOrderId}`)
-          return id === undefined ? undefined : orders.get(id)
-        }),
+      orderByClientId: (account, clientOrderId) => Effect.sync(() => now.orderByClientId(account, clientOrderId)),
       countOrders: (statuses) =>
         Effect.sync(() => {
           let n = 0
@@ -401,11 +420,7 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             .sort(newestFirst)
             .slice(0, q.limit ?? Number.POSITIVE_INFINITY)
         ),
-      orderByVenueOrderId: (venue, venueOrderId) =>
-        Effect.sync(() => {
-          const id = byVenueOrderId.get(`${venue}\u0000${venueOrderId}`)
-          return id === undefined ? undefined : orders.get(id)
-        }),
+      orderByVenueOrderId: (venue, venueOrderId) => Effect.sync(() => now.orderByVenueOrderId(venue, venueOrderId)),
       listFills: (q) =>
         Effect.sync(() =>
           fills
@@ -421,6 +436,7 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             .slice(0, q.limit ?? Number.POSITIVE_INFINITY)
         ),
       hasFill: (id) => Effect.sync(() => fillIds.has(id)),
+      now,
       fillBooks: (accounts) =>
         Effect.sync(() => {
           const seen = new Map<string, { account: string; marketId: string; book: string }>()

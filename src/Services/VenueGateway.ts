@@ -132,6 +132,17 @@ export type VenueEvent =
       readonly ts: number
     }
 
+/** The plain-code answers of a venue that answers in process (see `Venue.now`). */
+export interface VenueNow {
+  /** As `market`. */
+  readonly market: (nativeId: string) => Market | undefined
+  /**
+   * As `placeOrder` at `now`: the order, or the venue's refusal. What it reports is published as `placeOrder`
+   * publishes it; the answer's events are fills and changes of the order placed.
+   */
+  readonly placeOrder: (request: PlaceOrderRequest, now: number) => VenueOrder | VenueError
+}
+
 /** A venue: public market data plus, where the venue allows it, orders on one account. */
 export interface Venue {
   readonly info: VenueInfo
@@ -164,6 +175,11 @@ export interface Venue {
    * repeat. Unset for a venue that answers in process (sim, paper, a tape).
    */
   readonly remote?: boolean
+  /**
+   * A venue that answers in process at once and never loses an answer (a tape) answers a placement's reads and the
+   * placement itself in plain code too, so the desk places on it with no Effect step.
+   */
+  readonly now?: VenueNow
   /** A queue of everything the venue reports from now on, for as long as the scope lasts. */
   readonly subscribe: Effect.Effect<Queue.Dequeue<VenueEvent>, never, Scope.Scope>
 

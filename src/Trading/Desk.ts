@@ -22,8 +22,8 @@ import { Held, OPEN_STATUSES, type ParentHolder } from "./Held.ts"
 import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
 import { makeLock } from "./Lock.ts"
-import { byClientId, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
-import { orFail, type Placing, placeOrder, PlacementRate } from "./Placement.ts"
+import { byClientId, byClientIdNow, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
+import { orFail, type Placing, placeOrder, placeOrderNow, PlacementRate, type PlacingNow } from "./Placement.ts"
 import { type Fill, Ledger, type Position, type PositionRow, positionOfRow, positionRow, unrealized } from "./Ledger.ts"
 import { DEFAULT_RULES, type RiskRules } from "./Risk.ts"
 import { cancelWanted } from "./BulkCancel.ts"
@@ -33,7 +33,14 @@ import { makeLanes } from "./Lanes.ts"
 import { DEFAULT_OUTCOME, type OutcomeConfig, settleOne, settleUnknown } from "./Outcome.ts"
 import { recordOf, type SyncRecord, type Syncing, syncVenue } from "./VenueSync.ts"
 import { amendRemote, boundedVenue, cancelRemote, placeRemote, type RemoteDesk, requestOf } from "./Remote.ts"
-import { type Applied, applyEvents, takeSnapshot } from "./VenueEvents.ts"
+import {
+  type Applied,
+  applyEvents,
+  applyEventsNow,
+  type AppliedNow,
+  takeSnapshot,
+  takeSnapshotNow
+} from "./VenueEvents.ts"
 import { catchUpSettlements, checkRedemptions, resolutionsSince, settleMarket, type Settling } from "./Settlement.ts"
 
 /** What the engine writes with a parent's record: the digest of its request (when new), its state and its events. */
@@ -307,39 +314,44 @@ const makeDesk = (config: DeskConfig) =>
      * Stores the order with its event (after `before`, the events that caused the change) in one write; with a fill,
      * the fill goes into the ledger and the same write carries the fill and the ledger rows it changed.
      */
-    const setOrder = Effect.fnUntraced(function* (
-      order: Order,
-      kind: string,
-      fill?: Fill,
-      before: ReadonlyArray<JournalEntry> = []
-    ) {
+    const setOrder = (order: Order, kind: string, fill?: Fill, before: ReadonlyArray<JournalEntry> = []) =>
+      Effect.suspend(() => {
+        const batch = orderBatch(order, kind, fill, before)
+        return Effect.map(write(batch), () => childUpdate(order, fill))
+      })
+    /** The order remembered, and the write that stores it with its event (and its fill with the ledger rows). */
+    const orderBatch = (order: Order, kind: string, fill: Fill | undefined, before: ReadonlyArray<JournalEntry>) => {
       memory.remember(order)
       const entries = [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
       const batch: Batch = { orders: [stored(order)], entries }
-      yield* write(fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) })
+      return fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) }
+    }
+    /** A child's change reaches its parent's engine once stored. */
+    const childUpdate = (order: Order, fill: Fill | undefined) => {
       if (order.parentId !== null && order.heldBy === "venue") Queue.unsafeOffer(childUpdates, { order, fill })
-    })
+    }
 
     /**
      * Writes a new order as `pending` before the venue is asked, with no event yet: a process that dies while the
      * venue answers leaves it there, and the next start asks the venue for it by its client id.
      */
     const writeAhead = (order: Order, parent?: StoredParent) =>
-      Effect.suspend(() => {
-        memory.remember(order)
-        return journal.commit({ orders: [stored(order)], parents: parent === undefined ? undefined : [parent] })
-      })
+      Effect.suspend(() => journal.commit(aheadBatch(order, parent)))
+    const aheadBatch = (order: Order, parent: StoredParent | undefined): Batch => {
+      memory.remember(order)
+      return { orders: [stored(order)], parents: parent === undefined ? undefined : [parent] }
+    }
 
     /** Removes an order written ahead that the venue never took, in one write with its `order.rejected`. */
-    const withdraw = (order: Order, entry: JournalEntry) =>
-      Effect.suspend(() => {
-        memory.drop(order)
-        return write({
-          removeOrders: [order.id],
-          settings: [{ key: WITHDRAWN_FLOOR, value: Math.max(counter, orderNumber(order.id)), ts: entry.ts }],
-          entries: [entry]
-        })
-      })
+    const withdraw = (order: Order, entry: JournalEntry) => Effect.suspend(() => write(withdrawBatch(order, entry)))
+    const withdrawBatch = (order: Order, entry: JournalEntry): Batch => {
+      memory.drop(order)
+      return {
+        removeOrders: [order.id],
+        settings: [{ key: WITHDRAWN_FLOOR, value: Math.max(counter, orderNumber(order.id)), ts: entry.ts }],
+        entries: [entry]
+      }
+    }
 
     // Settlement: positions of a resolved market close at its payout (see Settlement.ts).
     const settling: Settling = {
@@ -582,6 +594,35 @@ const makeDesk = (config: DeskConfig) =>
       return yield* exit
     })
 
+    /** A write of a placement in plain code: `placeNow` goes only where the journal and the store write at once. */
+    const commitNow = (batch: Batch) => {
+      if (journal.commitNow(batch) === undefined) throw new Error("the journal could not write at once")
+    }
+    const storedNow = store.now
+    const appliedNow: AppliedNow = {
+      find: (venue, venueOrderId) =>
+        memory.byVenue(venue, venueOrderId) ??
+        (storedNow?.orderByVenueOrderId(venue, venueOrderId)?.record as Order | undefined),
+      hasFill: (id) => journal.holdsFill(id) || storedNow?.hasFill(id) === true,
+      setOrder: (order, kind, fill, before = []) => {
+        commitNow(orderBatch(order, kind, fill, before))
+        childUpdate(order, fill)
+      }
+    }
+    const placingNow: PlacingNow | undefined =
+      storedNow === undefined
+        ? undefined
+        : {
+            placing,
+            findByClientId: (account, clientOrderId) => byClientIdNow(lookups, storedNow, account, clientOrderId),
+            emit: (entries) => commitNow({ entries }),
+            writeAhead: (order, parent) => commitNow(aheadBatch(order, parent)),
+            withdraw: (order, entry) => commitNow(withdrawBatch(order, entry)),
+            setOrder: (order, kind) => appliedNow.setOrder(order, kind),
+            applyAnswer: (venue, answer) => applyEventsNow(appliedNow, venue, answer.events ?? []),
+            applySnapshot: (order, snapshot) => takeSnapshotNow(appliedNow, order, snapshot)
+          }
+
     const changing: Changing = { memory, tradingOf, orderOr404, applyAnswer, applySnapshot }
     const cancelOne = (order: Order) => cancelAtVenue(changing, order)
 
@@ -726,6 +767,15 @@ const makeDesk = (config: DeskConfig) =>
 
     return {
       place: (input: PlaceInput, actor: string) => place(input, actor).pipe(Effect.uninterruptible),
+      /**
+       * `place` in plain code at `now`, when it needs no wait: on a venue that answers in process (`Venue.now`), with
+       * the desk's lock free, a journal and store that write at once and no risk rule that reads the market or the
+       * day's fills. The same checks, writes and answer; undefined, with nothing done, when it cannot.
+       */
+      placeNow: (input: PlaceInput, actor: string, now: number) =>
+        placingNow === undefined || !journal.readyNow()
+          ? undefined
+          : serialized.now(() => placeOrderNow(placingNow, input, actor, now)),
       /** The order as clients read it (a parent with its children's ids). */
       get: Effect.fnUntraced(function* (id: string) {
         const order = lookup(id) ?? ((yield* store.getOrder(id))?.record as Order | undefined)

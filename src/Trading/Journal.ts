@@ -37,6 +37,8 @@ export class Journal extends Context.Tag("crossbook/Journal")<
      * synchronously and no span is exported; `undefined` (nothing written) otherwise, and `commit` is the way.
      */
     readonly commitNow: (batch: Batch) => ReadonlyArray<JournalEvent> | undefined
+    /** Whether `commitNow` would write now as far as the journal goes (the store may still decline). */
+    readonly readyNow: () => boolean
     /** Appends entries that go with no stored change. */
     readonly append: (entries: ReadonlyArray<JournalEntry>) => Effect.Effect<ReadonlyArray<JournalEvent>>
     /** A live reader for as long as the scope lasts; once its queue is full it gets nothing more and is marked. */
@@ -210,9 +212,10 @@ export class Journal extends Context.Tag("crossbook/Journal")<
         // Decided once: with no span exported the commit is not wrapped at all.
         const commitTraced = traced("journal.commit")
         const tracing = yield* FiberRef.get(currentTracing)
+        const readyNow = () => !tracing && !writing && queued.length === 0
         /** `commit` in plain code where it needs no wait; a write that fails throws, as `commit` dies. */
         const commitNow = (batch: Batch): ReadonlyArray<JournalEvent> | undefined => {
-          if (tracing || writing || queued.length > 0) return undefined
+          if (!readyNow()) return undefined
           const started = performance.now()
           const events = store.writeNow(batch)
           if (events === undefined) return undefined
@@ -223,6 +226,7 @@ export class Journal extends Context.Tag("crossbook/Journal")<
         return {
           commit: tracing ? (batch) => commitTraced(commit(batch)) : commit,
           commitNow,
+          readyNow,
           enqueue: options.gather ? (batch) => Effect.asVoid(push(batch)) : enqueueNow,
           flushed: flushed(true),
           flushedBy: flushed,

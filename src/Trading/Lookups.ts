@@ -2,7 +2,7 @@
 import { type Context, Effect } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import { accountId, type Order } from "../Domain/Order.ts"
-import type { OrderStore } from "../Services/OrderStore.ts"
+import type { OrderStore, StoredOrder, StoreReadsNow } from "../Services/OrderStore.ts"
 import type { OrderFilter } from "./Desk.ts"
 import type { Held } from "./Held.ts"
 
@@ -12,15 +12,28 @@ export interface Lookups {
 }
 
 /** The order a client id names on an account, held or stored, with the digest of its first body. */
-export const byClientId = Effect.fnUntraced(function* (l: Lookups, account: string, clientOrderId: string) {
+export const byClientId = (l: Lookups, account: string, clientOrderId: string) => {
+  const held = heldByClient(l, account, clientOrderId)
+  return held !== undefined
+    ? Effect.succeed(held)
+    : Effect.map(l.store.orderByClientId(account, clientOrderId), (found) => namedBy(l, found))
+}
+
+/** The same, in plain code, on a store that answers at once (`OrderStore.now`). */
+export const byClientIdNow = (l: Lookups, reads: StoreReadsNow, account: string, clientOrderId: string) =>
+  heldByClient(l, account, clientOrderId) ?? namedBy(l, reads.orderByClientId(account, clientOrderId))
+
+const heldByClient = (l: Lookups, account: string, clientOrderId: string) => {
   const held = l.memory.byClient(account, clientOrderId)
-  if (held !== undefined) return { order: held, digest: l.memory.digestOf(held.id) }
-  const found = yield* l.store.orderByClientId(account, clientOrderId)
+  return held === undefined ? undefined : { order: held, digest: l.memory.digestOf(held.id) }
+}
+
+const namedBy = (l: Lookups, found: StoredOrder | undefined) => {
   if (found === undefined) return undefined
   const record = found.record as Order & { readonly digest?: string }
   // Held but not named (its client id is its own id): the record held is the newer one.
   return { order: l.memory.lookup(found.id) ?? (record as Order), digest: record.digest }
-})
+}
 
 /** The order of this id, held or stored; a 404 when there is none. */
 export const orderOrNotFound = Effect.fnUntraced(function* (l: Lookups, id: string) {

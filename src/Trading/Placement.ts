@@ -103,129 +103,137 @@ export interface Admitted {
   readonly now: number
 }
 
-/**
- * Checks a plain order and writes it ahead as `pending`; a retry of a client id answers the order it named instead
- * (`existing`). `reads` are what was read of the venue before the lock was taken, if anything.
- */
-export const admitOrder = Effect.fnUntraced(function* (
-  d: Placing,
-  input: PlaceInput,
-  actor: string,
-  reads?: PlacementReads
-) {
-  const now = yield* Clock.currentTimeMillis
+/** Where a placement goes: its venue and the handle that trades for its account, and the digest of its request. */
+export interface Target {
+  readonly venue: Venue
+  readonly trading: Venue
+  readonly venueId: string
+  readonly nativeId: string
+  readonly digest: string | undefined
+}
+
+/** The venue and trading handle of a plain order, or why it cannot go there. */
+export const targetOf = (d: Placing, input: PlaceInput): Target | ApiError => {
   const venueId = Id.venueOf(input.market_id)
   const nativeId = Id.nativeOf(input.market_id)
   const venue = d.venueOrError(venueId)
-  if (venue instanceof ApiError) return yield* Effect.fail(venue)
+  if (venue instanceof ApiError) return venue
   if (Id.parseAccountId(input.account)?.venue !== venueId) {
-    return yield* Effect.fail(validation("account", `account ${input.account} is not on venue ${venueId}`))
+    return validation("account", `account ${input.account} is not on venue ${venueId}`)
   }
   const trading = d.tradingOrError(input.account)
-  if (trading instanceof ApiError) return yield* Effect.fail(trading)
+  if (trading instanceof ApiError) return trading
   // What the client asked for, for a retry of its client id to be told apart from another order under the same id
   // (the parent's state that rides along is not part of the request). Nothing is hashed for an order sent without a
   // client id (its client id is its own id: there is none to retry by), nor for a parent's child (no client sent
   // it: a request naming its client id is another order, and is refused as one).
   const digest =
     input.client_order_id === undefined || input.parentId !== undefined ? undefined : requestDigest(withoutState(input))
-  if (input.client_order_id !== undefined) {
-    const existing = yield* d.findByClientId(input.account, input.client_order_id)
-    if (existing !== undefined) {
-      if (existing.digest === digest) return { _tag: "existing" as const, order: existing.order }
-      return yield* Effect.fail(
-        validation("client_order_id", `'${input.client_order_id}' was used already for a different order`)
-      )
-    }
-  }
-  const read = reads === undefined ? yield* Effect.either(venue.market(nativeId)) : undefined
-  const found =
-    read !== undefined
-      ? read._tag === "Left"
-        ? yield* Effect.fail(fromVenueError(read.left))
-        : read.right
-      : reads!.market instanceof VenueError
-        ? yield* Effect.fail(fromVenueError(reads!.market))
-        : reads!.market
-  const market = yield* orFail(marketOrError(venueId, input.market_id, found))
+  return { venue, trading, venueId, nativeId, digest }
+}
+
+/** A retry of a client id: the order it named when the request is the same, else the 400; undefined when new. */
+export const repeatOf = (
+  input: PlaceInput,
+  target: Target,
+  existing: { readonly order: Order; readonly digest: string | undefined } | undefined
+): { readonly _tag: "existing"; readonly order: Order } | ApiError | undefined => {
+  if (existing === undefined) return undefined
+  if (existing.digest === target.digest) return { _tag: "existing", order: existing.order }
+  return validation("client_order_id", `'${input.client_order_id}' was used already for a different order`)
+}
+
+/** What the risk rules need read before a placement's checks: the collar's mark and today's P&L, when set. */
+export interface RiskReads {
+  readonly mark: F.Fixed | null
+  readonly pnlToday: F.Fixed
+}
+
+/** A refusal by a risk rule: written as a `risk.rejected` event, answered with the 409. */
+export interface Refusal {
+  readonly _tag: "refusal"
+  readonly entry: JournalEntry
+  readonly error: ApiError
+}
+
+/**
+ * The checks of a plain order in plain code, once its market and what the risk rules need are read: the order to
+ * write ahead (with its digest, the request for its venue and the handle), a refusal by a risk rule, or the error.
+ */
+export const checkPlacement = (
+  d: Placing,
+  input: PlaceInput,
+  actor: string,
+  now: number,
+  target: Target,
+  found: Market | undefined,
+  risk: RiskReads
+): Admitted | Refusal | ApiError => {
+  const { trading, venueId, nativeId } = target
+  const market = marketOrError(venueId, input.market_id, found)
+  if (market instanceof ApiError) return market
   const fields = checkOrderFields(input, market, now)
-  if (!("amount" in fields)) return yield* Effect.fail(ApiError.validation(fields))
+  if (!("amount" in fields)) return ApiError.validation(fields)
   const { amount, price: given } = fields
   if (given === null) {
-    return yield* Effect.fail(
-      validation(
-        "price",
-        input.type === "market" ? "a market order needs a protection price" : "a limit order needs a price"
-      )
+    return validation(
+      "price",
+      input.type === "market" ? "a market order needs a protection price" : "a limit order needs a price"
     )
   }
   const price = given
   let tif: TimeInForce = input.time_in_force ?? (input.type === "market" ? "ioc" : "gtc")
   if (input.type === "market" && tif !== "ioc" && tif !== "fok") {
-    return yield* Effect.fail(validation("time_in_force", "a market order is ioc or fok"))
+    return validation("time_in_force", "a market order is ioc or fok")
   }
   if (input.post_only === true && (input.type === "market" || tif === "ioc" || tif === "fok")) {
-    return yield* Effect.fail(validation("post_only", "post_only needs an order that can rest (limit, gtc or gtd)"))
+    return validation("post_only", "post_only needs an order that can rest (limit, gtc or gtd)")
   }
   if (tif === "gtd" && input.expires_at === undefined) {
-    return yield* Effect.fail(validation("expires_at", "a gtd order needs expires_at"))
+    return validation("expires_at", "a gtd order needs expires_at")
   }
   if (input.expires_at !== undefined && tif === "gtc") tif = "gtd"
   const position = d.ledger.position(input.account, input.market_id)
   if (input.reduce_only === true) {
     const reduces = input.side === "buy" ? position.contracts < 0 : position.contracts > 0
     if (!reduces || amount > Math.abs(position.contracts)) {
-      return yield* Effect.fail(
-        validation(
-          "reduce_only",
-          `the position is ${F.format(position.contracts)}; this order would not only reduce it`
-        )
+      return validation(
+        "reduce_only",
+        `the position is ${F.format(position.contracts)}; this order would not only reduce it`
       )
     }
   }
-  const refuse = (rule: string, message: string) =>
-    Effect.zipRight(
-      d.emit([
-        {
-          ts: now,
-          kind: "risk.rejected",
-          key: input.market_id,
-          payload: {
-            rule,
-            message,
-            account: input.account,
-            market_id: input.market_id,
-            side: input.side,
-            amount: input.amount,
-            price: input.price ?? null
-          }
-        }
-      ]),
-      Effect.fail(riskRejected(rule, message))
-    )
+  const refuse = (rule: string, message: string): Refusal => ({
+    _tag: "refusal",
+    entry: {
+      ts: now,
+      kind: "risk.rejected",
+      key: input.market_id,
+      payload: {
+        rule,
+        message,
+        account: input.account,
+        market_id: input.market_id,
+        side: input.side,
+        amount: input.amount,
+        price: input.price ?? null
+      }
+    },
+    error: riskRejected(rule, message)
+  })
   const halt = d.halted(venueId)
-  if (halt !== undefined) {
-    return yield* refuse("kill_switch", `trading is halted (${halt.scope}): ${halt.reason}`)
-  }
-  const openOrders = d.memory.openOrders(input.account)
-  const rules = d.rules()
-  // The mark is only the price collar's: the book is read for it when the collar is set (a venue that does not
-  // stream the market answers a book read with a request of its own).
-  const mark =
-    rules.price_collar === null
-      ? null
-      : d.markOf(input.market_id, reads === undefined ? yield* d.bookOf(input.market_id) : reads.book).mark
-  const refusal = checkRisk(rules, {
+  if (halt !== undefined) return refuse("kill_switch", `trading is halted (${halt.scope}): ${halt.reason}`)
+  const refusal = checkRisk(d.rules(), {
     side: input.side,
     price,
     amount,
-    mark,
-    openOrders,
+    mark: risk.mark,
+    openOrders: d.memory.openOrders(input.account),
     position: position.contracts,
     ordersLastMinute: d.rate.lastMinute(now),
-    pnlToday: rules.daily_loss_limit === null ? F.ZERO : yield* d.pnlToday(input.account, now)
+    pnlToday: risk.pnlToday
   })
-  if (refusal !== undefined) return yield* refuse(refusal.rule, refusal.message)
+  if (refusal !== undefined) return refuse(refusal.rule, refusal.message)
   // A remote venue charges its fee on top of the notional (Polymarket at match time): the most it can charge is
   // reserved with it, so an order near a full balance is refused here rather than by the venue.
   const feeReserve =
@@ -235,14 +243,12 @@ export const admitOrder = Effect.fnUntraced(function* (
   const needed = input.reduce_only === true ? F.ZERO : F.add(collateral(input.side, price, amount), feeReserve)
   const available = F.sub(d.ledger.cashOf(input.account), d.memory.locked(input.account))
   if (needed > available) {
-    return yield* Effect.fail(
-      new ApiError({
-        status: 400,
-        code: "insufficient_funds",
-        message: `${venueId} refused the order: it needs ${F.format(needed)} and ${F.format(available)} is available`,
-        details: { venue: venueId, retryable: false, reason: "insufficient balance" }
-      })
-    )
+    return new ApiError({
+      status: 400,
+      code: "insufficient_funds",
+      message: `${venueId} refused the order: it needs ${F.format(needed)} and ${F.format(available)} is available`,
+      details: { venue: venueId, retryable: false, reason: "insufficient balance" }
+    })
   }
 
   const id = d.nextOrderId()
@@ -295,9 +301,50 @@ export const admitOrder = Effect.fnUntraced(function* (
     reduceOnly: pending.reduceOnly,
     expiresAt: pending.expiresAt
   }
-  d.memory.name(pending, digest)
-  yield* d.writeAhead(pending, input.parentState)
-  return { _tag: "admitted", pending, request, trading, now } satisfies Admitted
+  return { _tag: "admitted", pending, request, trading, now }
+}
+
+/**
+ * Checks a plain order and writes it ahead as `pending`; a retry of a client id answers the order it named instead
+ * (`existing`). `reads` are what was read of the venue before the lock was taken, if anything.
+ */
+export const admitOrder = Effect.fnUntraced(function* (
+  d: Placing,
+  input: PlaceInput,
+  actor: string,
+  reads?: PlacementReads
+) {
+  const now = yield* Clock.currentTimeMillis
+  const target = yield* orFail(targetOf(d, input))
+  if (input.client_order_id !== undefined) {
+    const again = repeatOf(input, target, yield* d.findByClientId(input.account, input.client_order_id))
+    if (again !== undefined) return yield* orFail(again)
+  }
+  const read = reads === undefined ? yield* Effect.either(target.venue.market(target.nativeId)) : undefined
+  const found =
+    read !== undefined
+      ? read._tag === "Left"
+        ? yield* Effect.fail(fromVenueError(read.left))
+        : read.right
+      : reads!.market instanceof VenueError
+        ? yield* Effect.fail(fromVenueError(reads!.market))
+        : reads!.market
+  const rules = d.rules()
+  // The mark is only the price collar's: the book is read for it when the collar is set (a venue that does not
+  // stream the market answers a book read with a request of its own).
+  const risk: RiskReads = {
+    mark:
+      rules.price_collar === null
+        ? null
+        : d.markOf(input.market_id, reads === undefined ? yield* d.bookOf(input.market_id) : reads.book).mark,
+    pnlToday: rules.daily_loss_limit === null ? F.ZERO : yield* d.pnlToday(input.account, now)
+  }
+  const checked = checkPlacement(d, input, actor, now, target, found, risk)
+  if (checked instanceof ApiError) return yield* Effect.fail(checked)
+  if (checked._tag === "refusal") return yield* Effect.zipRight(d.emit([checked.entry]), Effect.fail(checked.error))
+  d.memory.name(checked.pending, target.digest)
+  yield* d.writeAhead(checked.pending, input.parentState)
+  return checked
 })
 
 /** Checks a plain order, writes it ahead, asks its venue and stores the answer; a retry of a client id answers it. */
@@ -327,22 +374,34 @@ export const placeOrder = Effect.fnUntraced(function* (d: Placing, input: PlaceI
   return { order: d.memory.lookup(id)!, created: true }
 })
 
+/** The `order.rejected` that goes with an order written ahead that its venue refused. */
+const rejectedEntry = (pending: Order, now: number, error: VenueError): JournalEntry => ({
+  ts: now,
+  kind: "order.rejected",
+  key: pending.id,
+  payload: {
+    client_order_id: pending.clientOrderId,
+    market_id: pending.marketId,
+    reason: error.reason,
+    kind: error.kind
+  }
+})
+
 /** Removes an order written ahead that its venue refused, with its `order.rejected`, and fails with the refusal. */
 export const refused = (d: Placing, pending: Order, now: number, error: VenueError) =>
-  Effect.zipRight(
-    d.withdraw(pending, {
-      ts: now,
-      kind: "order.rejected",
-      key: pending.id,
-      payload: {
-        client_order_id: pending.clientOrderId,
-        market_id: pending.marketId,
-        reason: error.reason,
-        kind: error.kind
-      }
-    }),
-    Effect.fail(fromVenueError(error))
-  )
+  Effect.zipRight(d.withdraw(pending, rejectedEntry(pending, now, error)), Effect.fail(fromVenueError(error)))
+
+/** The order written ahead as its venue took it: open under the venue's id (with `info` added); the rate counts it. */
+const placedOf = (d: Placing, pending: Order, answer: VenueOrder, info?: Readonly<Record<string, unknown>>): Order => {
+  d.rate.note(pending.createdAt)
+  const current = d.memory.lookup(pending.id) ?? pending
+  return {
+    ...current,
+    status: "open",
+    venueOrderId: answer.venueOrderId,
+    info: info === undefined ? current.info : { ...current.info, ...info }
+  }
+}
 
 /**
  * Stores the venue's answer to a placement: the order open under the venue's id (with `info` added), then what came
@@ -354,15 +413,68 @@ export const recordPlaced = Effect.fnUntraced(function* (
   answer: VenueOrder,
   info?: Readonly<Record<string, unknown>>
 ) {
-  d.rate.note(pending.createdAt)
-  const current = d.memory.lookup(pending.id) ?? pending
-  const placed: Order = {
-    ...current,
-    status: "open",
-    venueOrderId: answer.venueOrderId,
-    info: info === undefined ? current.info : { ...current.info, ...info }
-  }
-  yield* d.setOrder(placed, "order.accepted")
+  yield* d.setOrder(placedOf(d, pending, answer, info), "order.accepted")
   yield* d.applyAnswer(pending.venue, answer)
   yield* d.applySnapshot(d.memory.lookup(pending.id)!, answer)
 })
+
+/** What placing in plain code needs of the desk beside `Placing`: its writes and reads that answer at once. */
+export interface PlacingNow {
+  readonly placing: Placing
+  readonly findByClientId: (
+    account: string,
+    clientOrderId: string
+  ) => { readonly order: Order; readonly digest: string | undefined } | undefined
+  readonly emit: (entries: ReadonlyArray<JournalEntry>) => void
+  readonly writeAhead: (order: Order, parent?: StoredParent) => void
+  readonly withdraw: (order: Order, entry: JournalEntry) => void
+  readonly setOrder: (order: Order, kind: string) => void
+  readonly applyAnswer: (venue: string, answer: VenueOrder) => void
+  readonly applySnapshot: (order: Order, snapshot: VenueOrder) => void
+}
+
+/**
+ * `placeOrder` in plain code, on a venue that answers in process (`Venue.now`) with no risk rule that reads the
+ * market or the day's fills: the same checks, writes and answer, with no Effect step. Undefined, with nothing done,
+ * when the order is not of that kind.
+ */
+export const placeOrderNow = (
+  n: PlacingNow,
+  input: PlaceInput,
+  actor: string,
+  now: number
+): { readonly order: Order; readonly created: boolean } | ApiError | undefined => {
+  const d = n.placing
+  const rules = d.rules()
+  if (rules.price_collar !== null || rules.daily_loss_limit !== null) return undefined
+  const target = targetOf(d, input)
+  if (target instanceof ApiError) return target
+  const venueNow = target.venue.now
+  const tradingNow = target.trading.now
+  if (venueNow === undefined || tradingNow === undefined || target.trading.remote === true) return undefined
+  if (input.client_order_id !== undefined) {
+    const again = repeatOf(input, target, n.findByClientId(input.account, input.client_order_id))
+    if (again !== undefined) return again instanceof ApiError ? again : { order: again.order, created: false }
+  }
+  const checked = checkPlacement(d, input, actor, now, target, venueNow.market(target.nativeId), {
+    mark: null,
+    pnlToday: F.ZERO
+  })
+  if (checked instanceof ApiError) return checked
+  if (checked._tag === "refusal") {
+    n.emit([checked.entry])
+    return checked.error
+  }
+  const { pending, request } = checked
+  d.memory.name(pending, target.digest)
+  n.writeAhead(pending, input.parentState)
+  const answer = tradingNow.placeOrder(request, now)
+  if (answer instanceof VenueError) {
+    n.withdraw(pending, rejectedEntry(pending, now, answer))
+    return fromVenueError(answer)
+  }
+  n.setOrder(placedOf(d, pending, answer), "order.accepted")
+  n.applyAnswer(pending.venue, answer)
+  n.applySnapshot(d.memory.lookup(pending.id)!, answer)
+  return { order: d.memory.lookup(pending.id)!, created: true }
+}

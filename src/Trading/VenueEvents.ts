@@ -27,6 +27,49 @@ export interface Applied {
   readonly settle: (venue: string, nativeId: string, payout: F.Fixed, ts: number) => Effect.Effect<unknown>
 }
 
+/** The desk's lookups and its one way to store an order, in plain code: for what a venue answered at once. */
+export interface AppliedNow {
+  readonly find: (venue: string, venueOrderId: string) => Order | undefined
+  readonly hasFill: (id: string) => boolean
+  readonly setOrder: (order: Order, kind: string, fill?: Fill, before?: ReadonlyArray<JournalEntry>) => void
+}
+
+/** A venue's fill of an order as the ledger records it. */
+const fillOf = (venue: string, order: Order, f: VenueFill): Fill => ({
+  id: `${venue}:${f.tradeId}:${f.venueOrderId}`,
+  orderId: order.id,
+  clientOrderId: order.clientOrderId,
+  parentId: order.parentId,
+  account: accountId(order.account),
+  marketId: order.marketId,
+  side: f.side,
+  price: f.price,
+  amount: f.amount,
+  fee: f.fee,
+  liquidity: f.liquidity,
+  tradeId: f.tradeId,
+  book: order.book,
+  ts: f.ts
+})
+
+/** The order with a fill taken in, the fill's `fill.new` event to store with it. */
+const filled = (order: Order, f: VenueFill, fill: Fill) => {
+  const total = F.add(order.filled, f.amount)
+  return {
+    order: {
+      ...order,
+      filled: total,
+      cost: F.add(order.cost, F.mul(f.price, f.amount)),
+      fee: F.add(order.fee, f.fee),
+      lastFillPrice: f.price,
+      lastFillAmount: f.amount,
+      status: total >= order.amount ? "closed" : order.status,
+      updatedAt: Math.max(order.updatedAt, f.ts)
+    } satisfies Order,
+    before: [{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }]
+  }
+}
+
 /** Applies what a venue reported: fills into the ledger and the order, then status changes. */
 export const applyEvents = Effect.fnUntraced(function* (a: Applied, venue: string, events: ReadonlyArray<VenueEvent>) {
   for (const event of events) {
@@ -41,49 +84,43 @@ export const applyEvents = Effect.fnUntraced(function* (a: Applied, venue: strin
     if (event._tag === "FillReversed") {
       yield* reverseFill(a, venue, order, event.fill, event.reason)
     } else if (event._tag === "Fill") {
-      const f = event.fill
-      const fill: Fill = {
-        id: `${venue}:${f.tradeId}:${f.venueOrderId}`,
-        orderId: order.id,
-        clientOrderId: order.clientOrderId,
-        parentId: order.parentId,
-        account: accountId(order.account),
-        marketId: order.marketId,
-        side: f.side,
-        price: f.price,
-        amount: f.amount,
-        fee: f.fee,
-        liquidity: f.liquidity,
-        tradeId: f.tradeId,
-        book: order.book,
-        ts: f.ts
-      }
+      const fill = fillOf(venue, order, event.fill)
       if (yield* a.hasFill(fill.id)) continue
-      const filled = F.add(order.filled, f.amount)
-      yield* a.setOrder(
-        {
-          ...order,
-          filled,
-          cost: F.add(order.cost, F.mul(f.price, f.amount)),
-          fee: F.add(order.fee, f.fee),
-          lastFillPrice: f.price,
-          lastFillAmount: f.amount,
-          status: filled >= order.amount ? "closed" : order.status,
-          updatedAt: Math.max(order.updatedAt, f.ts)
-        },
-        "order.updated",
-        fill,
-        [{ ts: f.ts, kind: "fill.new", key: order.id, payload: renderFill(fill) }]
-      )
+      const next = filled(order, event.fill, fill)
+      yield* a.setOrder(next.order, "order.updated", fill, next.before)
     } else {
       yield* takeSnapshot(a, order, event.order)
     }
   }
 })
 
-/** Takes the venue's status (never out of a terminal one); amounts come from fills only. */
-export const takeSnapshot = (a: Applied, order: Order, snapshot: VenueOrder) => {
-  if (TERMINAL.has(order.status) && order.status !== "closed") return Effect.void
+/**
+ * `applyEvents` in plain code, for what a venue that answers in process answered a placement with: fills and
+ * changes of the order placed (a settlement or a reversed fill never comes with such an answer, and is refused).
+ */
+export const applyEventsNow = (a: AppliedNow, venue: string, events: ReadonlyArray<VenueEvent>): void => {
+  for (const event of events) {
+    if (event._tag === "Book" || event._tag === "Trade" || event._tag === "Stream") continue
+    if (event._tag === "Settled" || event._tag === "FillReversed") {
+      throw new Error(`a placement answered at once carries no ${event._tag} event`)
+    }
+    const order = a.find(venue, event._tag === "Order" ? event.order.venueOrderId : event.fill.venueOrderId)
+    if (order === undefined) continue
+    if (event._tag === "Fill") {
+      const fill = fillOf(venue, order, event.fill)
+      if (a.hasFill(fill.id)) continue
+      const next = filled(order, event.fill, fill)
+      a.setOrder(next.order, "order.updated", fill, next.before)
+    } else {
+      const next = snapshotOf(order, event.order)
+      if (next !== undefined) a.setOrder(next.order, next.kind)
+    }
+  }
+}
+
+/** The order with the venue's status taken (never out of a terminal one; amounts come from fills only), if it changed. */
+const snapshotOf = (order: Order, snapshot: VenueOrder): { order: Order; kind: string } | undefined => {
+  if (TERMINAL.has(order.status) && order.status !== "closed") return undefined
   const status: OrderStatus =
     order.filled >= order.amount ? "closed" : snapshot.status === "closed" ? order.status : snapshot.status
   if (
@@ -92,10 +129,10 @@ export const takeSnapshot = (a: Applied, order: Order, snapshot: VenueOrder) => 
     snapshot.amount === order.amount &&
     snapshot.queuePriorityPreserved === order.queuePriorityPreserved
   ) {
-    return Effect.void
+    return undefined
   }
-  return a.setOrder(
-    {
+  return {
+    order: {
       ...order,
       status,
       price: snapshot.price,
@@ -103,8 +140,20 @@ export const takeSnapshot = (a: Applied, order: Order, snapshot: VenueOrder) => 
       queuePriorityPreserved: snapshot.queuePriorityPreserved,
       updatedAt: Math.max(order.updatedAt, snapshot.updatedAt)
     },
-    status === "canceled" ? "order.canceled" : "order.updated"
-  )
+    kind: status === "canceled" ? "order.canceled" : "order.updated"
+  }
+}
+
+/** Takes the venue's status (never out of a terminal one); amounts come from fills only. */
+export const takeSnapshot = (a: Applied, order: Order, snapshot: VenueOrder) => {
+  const next = snapshotOf(order, snapshot)
+  return next === undefined ? Effect.void : a.setOrder(next.order, next.kind)
+}
+
+/** `takeSnapshot` in plain code. */
+export const takeSnapshotNow = (a: AppliedNow, order: Order, snapshot: VenueOrder): void => {
+  const next = snapshotOf(order, snapshot)
+  if (next !== undefined) a.setOrder(next.order, next.kind)
 }
 
 /**

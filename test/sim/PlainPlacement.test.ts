@@ -1,0 +1,191 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Layer, Schema } from "effect"
+import * as fc from "fast-check"
+import { readFileSync } from "node:fs"
+import { generateTape } from "../../sim/Generator.ts"
+import { replay, Scenario, simWiring, type Wiring } from "../../sim/Replay.ts"
+import { TapeBook } from "../../sim/TapeBook.ts"
+import * as F from "../../src/Domain/Fixed.ts"
+import { ApiError } from "../../src/Domain/Errors.ts"
+import { VenueGateway } from "../../src/Services/VenueGateway.ts"
+import * as Id from "../../src/Domain/Ids.ts"
+import type { Order } from "../../src/Domain/Order.ts"
+import { DEFAULT_RULES } from "../../src/Trading/Risk.ts"
+import { Desk } from "../../src/Trading/Desk.ts"
+
+const fixture = (name: string) => readFileSync(new URL(`../../fixtures/tapes/${name}`, import.meta.url), "utf8")
+
+/** The same services, with the tape venues' plain-code answers taken away: every placement goes through Effects. */
+const throughEffects: Wiring = (venues, seed, startingCash) =>
+  simWiring(
+    Layer.effect(
+      VenueGateway,
+      Effect.map(VenueGateway, (gateway) =>
+        VenueGateway.fromVenues(
+          gateway.venues.map((venue) => {
+            const { now: _now, ...rest } = venue
+            return rest
+          })
+        )
+      )
+    ).pipe(Layer.provide(venues)),
+    seed,
+    startingCash
+  )
+
+const cents = (c: number) => F.format(F.mul(F.of("0.01"), F.fromInt(Math.min(98, Math.max(2, c)))))
+
+/** What of an order is drawn: its time, market, type, side, distance from the touch in cents and amount. */
+const Drawn = fc.record({
+  at_ms: fc.integer({ min: 0, max: 90_000 }),
+  market: fc.nat({ max: 1 }),
+  kind: fc.integer({ min: 0, max: 7 }),
+  buy: fc.boolean(),
+  away: fc.integer({ min: -3, max: 12 }),
+  amount: fc.integer({ min: 1, max: 6 })
+})
+
+/** An order of the drawn type, priced from its market's touch `bid`/`ask` in cents (some too far, some refused). */
+const orderOf = (
+  d: typeof Drawn extends fc.Arbitrary<infer A> ? A : never,
+  market: string,
+  bid: number,
+  ask: number
+) => {
+  const side = d.buy ? "buy" : "sell"
+  const through = d.buy ? cents(ask + d.away) : cents(bid - d.away)
+  const behind = d.buy ? cents(bid - Math.abs(d.away)) : cents(ask + Math.abs(d.away))
+  const base = { market_id: market, side, amount: String(d.amount) }
+  switch (d.kind) {
+    case 0:
+      return { ...base, type: "stop_market", stop_price: through }
+    case 1:
+      return { ...base, type: "stop_limit", stop_price: through, price: through }
+    case 2:
+      return { ...base, type: "trailing_stop", params: { trail: cents(Math.abs(d.away) + 1) } }
+    case 3:
+      return { ...base, type: "iceberg", price: behind, params: { display: "1" } }
+    case 4:
+      return {
+        ...base,
+        type: "oco",
+        params: {
+          legs: [
+            { type: "limit", price: behind },
+            { type: "stop_market", stop_price: through, side }
+          ]
+        }
+      }
+    case 5:
+      return { ...base, type: "twap", price: through, params: { window_s: 60, slices: 3, style: "limit" } }
+    case 6:
+      return { ...base, type: "peg", params: { reference: "near", offset: "0.01" } }
+    default:
+      return { ...base, type: "limit", price: through }
+  }
+}
+
+describe("placing on a tape venue in plain code", () => {
+  it.live("gives the demo scenario's event log byte for byte as placing through Effects", () =>
+    Effect.gen(function* () {
+      const tape = fixture("demo.jsonl")
+      const orders = Schema.decodeUnknownSync(Scenario)(JSON.parse(fixture("demo-orders.json")))
+      const plain = yield* replay({ tape, orders, seed: 3 })
+      const effects = yield* replay({ tape, orders, seed: 3, wiring: throughEffects })
+      assert.isAbove(plain.summary.fills, 0)
+      assert.strictEqual(plain.log, effects.log)
+      assert.deepStrictEqual(plain.summary, effects.summary)
+    })
+  )
+
+  it.live(
+    "property: any scenario of engine and plain orders gives the same log either way, refusals included",
+    () => {
+      const seen = { children: 0, fills: 0, refused: 0 }
+      return Effect.promise(() =>
+        fc
+          .assert(
+            fc.asyncProperty(
+              fc.integer({ min: 1, max: 10_000 }),
+              fc.array(Drawn, { minLength: 1, maxLength: 12 }),
+              async (seed, drawn) => {
+                const { header, events } = generateTape({ seed, markets: 2, durationS: 120 })
+                const books = new Map(header.markets.map((m) => [m.id, new TapeBook()]))
+                for (const e of events) {
+                  if (e.ts > events[0]!.ts) break
+                  books.get(e.market)?.apply(e)
+                }
+                const orders = drawn.map((d) => {
+                  const market = header.markets[d.market]!.id
+                  const book = books.get(market)!
+                  const bid = Math.round((book.bestBid() ?? F.of("0.45")) / 10_000)
+                  const ask = Math.round((book.bestAsk() ?? F.of("0.55")) / 10_000)
+                  return { at_ms: d.at_ms, order: orderOf(d, market, bid, ask) }
+                })
+                const scenario = Schema.decodeUnknownSync(Scenario)(orders)
+                const tape = { header, events }
+                const plain = await Effect.runPromise(replay({ tape, orders: scenario, seed }))
+                const effects = await Effect.runPromise(
+                  replay({ tape, orders: scenario, seed, wiring: throughEffects })
+                )
+                assert.strictEqual(plain.log, effects.log)
+                assert.deepStrictEqual(plain.summary, effects.summary)
+                seen.children += (plain.log.match(/"kind":"managed\.child"/g) ?? []).length
+                seen.fills += plain.summary.fills
+                seen.refused += (plain.log.match(/"kind":"order\.rejected"/g) ?? []).length
+                seen.refused += plain.summary.orders.refused.length
+              }
+            ),
+            { numRuns: 10 }
+          )
+          .then(() => {
+          // The runs placed children, filled some and had some refused: each path was taken.
+            assert.isAbove(seen.children, 5)
+            assert.isAbove(seen.fills, 0)
+            assert.isAbove(seen.refused, 0)
+          })
+      )
+    },
+    120_000
+  )
+
+  it.live("answers at once with the lock free and no rule that reads the market; else leaves it to Effects", () =>
+    Effect.gen(function* () {
+      const { header, events } = generateTape({ seed: 5, markets: 1, durationS: 10 })
+      const market = header.markets[0]!.id as Id.MarketId
+      const order = {
+        account: "sim:default",
+        market_id: market,
+        side: "buy" as const,
+        type: "limit" as const,
+        amount: "1",
+        price: "0.02"
+      }
+      yield* replay({
+        tape: { header, events },
+        hooks: {
+          end: (run) =>
+            Effect.gen(function* () {
+              const desk = Context.get(run.context, Desk)
+              const now = events[events.length - 1]!.ts
+              const placed = desk.placeNow(order, "test", now)
+              assert.isFalse(placed === undefined || placed instanceof ApiError)
+              assert.strictEqual((placed as { order: { status: string } }).order.status, "open")
+              // The same client id and body answer the order placed, a different body is refused.
+              const first = desk.placeNow({ ...order, client_order_id: "c-1" }, "test", now)
+              const again = desk.placeNow({ ...order, client_order_id: "c-1" }, "test", now)
+              assert.deepStrictEqual(again, { order: (first as { order: Order }).order, created: false })
+              const other = desk.placeNow({ ...order, client_order_id: "c-1", amount: "2" }, "test", now)
+              assert.instanceOf(other, ApiError)
+              assert.strictEqual((other as ApiError).code, "validation_error")
+              // A price collar reads the market's book: the placement is left to Effects, with nothing done.
+              yield* desk.setRisk({ ...DEFAULT_RULES, price_collar: "0.95" }, "test")
+              assert.isUndefined(desk.placeNow({ ...order, client_order_id: "c-2" }, "test", now))
+              const placed2 = yield* desk.place({ ...order, client_order_id: "c-2" }, "test")
+              assert.isTrue(placed2.created)
+            }).pipe(Effect.orDie)
+        }
+      })
+    })
+  )
+})
