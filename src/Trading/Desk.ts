@@ -353,6 +353,31 @@ const makeDesk = (config: DeskConfig) =>
       }
     }
 
+    /** A write in plain code: made only where the journal and the store write at once (`plainNow`). */
+    const commitNow = (batch: Batch) => {
+      if (journal.commitNow(batch) === undefined) throw new Error("the journal could not write at once")
+    }
+    const storedNow = store.now
+    /** Whether writes and the store's reads can be made in plain code now. */
+    const plainNow = () => storedNow !== undefined && journal.readyNow()
+    /** The desk's lookups and writes in plain code; with `paper`, only the orders of that kind of account are found. */
+    const appliedNowBy = (paper: boolean | undefined): AppliedNow => ({
+      find: (venue, venueOrderId) => {
+        const order =
+          memory.byVenue(venue, venueOrderId) ??
+          (storedNow?.orderByVenueOrderId(venue, venueOrderId)?.record as Order | undefined)
+        return paper === undefined || order === undefined || (order.account.name === PAPER) === paper
+          ? order
+          : undefined
+      },
+      hasFill: (id) => journal.holdsFill(id) || storedNow?.hasFill(id) === true,
+      setOrder: (order, kind, fill, before = []) => {
+        commitNow(orderBatch(order, kind, fill, before))
+        childUpdate(order, fill)
+      }
+    })
+    const appliedNow = appliedNowBy(undefined)
+
     // Settlement: positions of a resolved market close at its payout (see Settlement.ts).
     const settling: Settling = {
       ledger,
@@ -473,8 +498,19 @@ const makeDesk = (config: DeskConfig) =>
     // the handle's order.
     for (const handle of gateway.handles) {
       const queue = yield* handle.subscribe
-      const own = appliedBy(handle.accounts.length === 1 && handle.accounts[0] === PAPER)
+      const paper = handle.accounts.length === 1 && handle.accounts[0] === PAPER
+      const own = appliedBy(paper)
+      const ownNow = appliedNowBy(paper)
       const isRemote = remote(handle)
+      /** A batch of fills and order changes is applied in plain code where the writes can be; any other through Effects. */
+      const applyOwn = (events: ReadonlyArray<VenueEvent>) =>
+        Effect.suspend(() => {
+          if (!plainNow() || events.some((e) => e._tag === "Settled" || e._tag === "FillReversed")) {
+            return applyEvents(own, handle.info.id, events)
+          }
+          applyEventsNow(ownNow, handle.info.id, events)
+          return Effect.void
+        })
       yield* Effect.forkScoped(
         Effect.forever(
           Effect.flatMap(Queue.take(queue), (first) =>
@@ -487,7 +523,7 @@ const makeDesk = (config: DeskConfig) =>
                         streamEntries
                       )
                     )
-                  : applyEvents(own, handle.info.id, [first, ...rest])
+                  : applyOwn([first, ...rest])
               )
             )
           )
@@ -594,21 +630,6 @@ const makeDesk = (config: DeskConfig) =>
       return yield* exit
     })
 
-    /** A write of a placement in plain code: `placeNow` goes only where the journal and the store write at once. */
-    const commitNow = (batch: Batch) => {
-      if (journal.commitNow(batch) === undefined) throw new Error("the journal could not write at once")
-    }
-    const storedNow = store.now
-    const appliedNow: AppliedNow = {
-      find: (venue, venueOrderId) =>
-        memory.byVenue(venue, venueOrderId) ??
-        (storedNow?.orderByVenueOrderId(venue, venueOrderId)?.record as Order | undefined),
-      hasFill: (id) => journal.holdsFill(id) || storedNow?.hasFill(id) === true,
-      setOrder: (order, kind, fill, before = []) => {
-        commitNow(orderBatch(order, kind, fill, before))
-        childUpdate(order, fill)
-      }
-    }
     const placingNow: PlacingNow | undefined =
       storedNow === undefined
         ? undefined
@@ -773,7 +794,7 @@ const makeDesk = (config: DeskConfig) =>
        * day's fills. The same checks, writes and answer; undefined, with nothing done, when it cannot.
        */
       placeNow: (input: PlaceInput, actor: string, now: number) =>
-        placingNow === undefined || !journal.readyNow()
+        placingNow === undefined || !plainNow()
           ? undefined
           : serialized.now(() => placeOrderNow(placingNow, input, actor, now)),
       /** The order as clients read it (a parent with its children's ids). */
