@@ -1,9 +1,10 @@
 /** Backtests: a strategy module run over a tape through the engine itself, with a report and an equity curve. */
 import { Context, Effect, Schema } from "effect"
 import * as F from "../src/Domain/Fixed.ts"
+import { type OrderStatus, TERMINAL } from "../src/Domain/Order.ts"
 import { Engine } from "../src/Engine/Engine.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"
-import { VenueGateway } from "../src/Services/VenueGateway.ts"
+import { type Venue, VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import { unrealized } from "../src/Trading/Ledger.ts"
 import { submitBucketOrder, submitOrder } from "../src/Orders.ts"
@@ -12,6 +13,7 @@ import { replay, type RunContext } from "./Replay.ts"
 import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
 import type { TapeEvent } from "./Tape.ts"
 import type { TapeStream } from "./TapeStream.ts"
+import type { TapeVenue } from "./TapeVenue.ts"
 import * as Id from "../src/Domain/Ids.ts"
 
 export interface BacktestOptions {
@@ -98,6 +100,14 @@ export const backtest = (options: BacktestOptions) =>
     let started = false
     let now = 0
     const touches = new Map<string, Touch>()
+    /** The prices each market's touch was last formatted from: an unchanged touch is not formatted again. */
+    const touchedAt = new Map<string, { bid: F.Fixed | null; ask: F.Fixed | null }>()
+    const setTouch = (id: string, bid: F.Fixed | null, ask: F.Fixed | null) => {
+      const seen = touchedAt.get(id)
+      if (seen !== undefined && seen.bid === bid && seen.ask === ask) return
+      touchedAt.set(id, { bid, ask })
+      touches.set(id, { bestBid: F.formatOrNull(bid), bestAsk: F.formatOrNull(ask) })
+    }
     const statuses = new Map<string, string>()
     let positions: ReadonlyArray<{
       marketId: string
@@ -197,15 +207,20 @@ export const backtest = (options: BacktestOptions) =>
           }
         }
         for (const id of markets) {
-          const venue = gateway.venue(Id.venueOf(id))!
+          const venue: Venue & Partial<Pick<TapeVenue, "view">> = gateway.venue(Id.venueOf(id))!
+          // A tape's venue answers its best prices with no copy of the book; another venue is asked for its book.
+          const view = venue.view?.(id)
+          if (view !== undefined) {
+            setTouch(id, view.bestBid, view.bestAsk)
+            continue
+          }
           const book = yield* Effect.orDie(venue.book(Id.nativeOf(id)))
-          touches.set(id, {
-            bestBid: F.formatOrNull(book.bids[0]?.price),
-            bestAsk: F.formatOrNull(book.asks[0]?.price)
-          })
+          setTouch(id, book.bids[0]?.price ?? null, book.asks[0]?.price ?? null)
         }
         positions = (yield* desk.ledgerPositions).filter((p) => run.accounts.includes(p.account))
         for (const [clientId, orderId] of orderIds) {
+          // A finished order's status no longer changes: it is not read again.
+          if (TERMINAL.has(statuses.get(clientId) as OrderStatus)) continue
           const order = yield* desk.get(orderId)
           if (order !== undefined) statuses.set(clientId, order.status)
         }
