@@ -97,6 +97,8 @@ export const backtest = (options: BacktestOptions) =>
     let bucketCount = 0
     let timerCount = 0
     let seenFills = 0
+    /** Actions sent and fills handed on so far: while it stays, the run's state stays as last observed. */
+    let sent = 0
     let started = false
     let now = 0
     const touches = new Map<string, Touch>()
@@ -231,6 +233,7 @@ export const backtest = (options: BacktestOptions) =>
     const flush = (run: RunContext) =>
       Effect.gen(function* () {
         while (actions.length > 0) {
+          sent += 1
           const action = actions.shift()!
           const desk = Context.get(run.context, Desk)
           const actor = `strategy ${strategy.name ?? ""}`.trim()
@@ -292,6 +295,7 @@ export const backtest = (options: BacktestOptions) =>
         const fills = [...(yield* desk.fills({ accounts: run.accounts }))].reverse()
         while (seenFills < fills.length) {
           const f = fills[seenFills++]!
+          sent += 1
           traded.set(f.marketId, (traded.get(f.marketId) ?? 0) + 1)
           const order = yield* desk.get(f.parentId ?? f.orderId)
           const fill: StrategyFill = {
@@ -383,6 +387,7 @@ export const backtest = (options: BacktestOptions) =>
           Effect.gen(function* () {
             firstTs ??= event.ts
             yield* observe(run)
+            const seen = sent
             if (!started) {
               started = true
               strategy.onStart?.(ctx)
@@ -400,7 +405,8 @@ export const backtest = (options: BacktestOptions) =>
             }
             yield* flush(run)
             yield* deliverFills(run)
-            yield* observe(run)
+            // Nothing was sent and no fill came in: what the hooks saw is still so, and is not read again.
+            if (sent !== seen) yield* observe(run)
             sample(event.ts)
           }),
         end: (run) =>
