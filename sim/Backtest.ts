@@ -230,7 +230,8 @@ export const backtest = (options: BacktestOptions) =>
       })
 
     /** Sends what the hook asked for, in order, then lets it settle. */
-    const flush = (run: RunContext) =>
+    const flush = (run: RunContext) => (actions.length === 0 ? Effect.void : flushNow(run))
+    const flushNow = (run: RunContext) =>
       Effect.gen(function* () {
         while (actions.length > 0) {
           sent += 1
@@ -350,6 +351,22 @@ export const backtest = (options: BacktestOptions) =>
       }
     }
 
+    /** Runs the strategy's timers that fell due by `ts`, each at its own time. */
+    const timersDue = (ts: number, run: RunContext) =>
+      Effect.gen(function* () {
+        timers.sort((a, b) => a.at - b.at || a.n - b.n)
+        while (timers.length > 0 && timers[0]!.at <= ts) {
+          const timer = timers.shift()!
+          if (timer.at > run.clock.unsafeCurrentTimeMillis()) {
+            yield* run.clock.setTime(timer.at)
+            yield* run.settle
+          }
+          yield* observe(run)
+          strategy.onTimer?.(ctx, timer.name)
+          yield* flush(run)
+        }
+      })
+
     // The run's fills and settlements, picked from its event log as it is written; the log itself is hashed, not kept.
     const fillPayloads: Array<Record<string, unknown>> = []
     const settlements: Array<Record<string, unknown>> = []
@@ -369,20 +386,7 @@ export const backtest = (options: BacktestOptions) =>
       startingCash: F.format(startingCash),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       hooks: {
-        before: (ts, run) =>
-          Effect.gen(function* () {
-            timers.sort((a, b) => a.at - b.at || a.n - b.n)
-            while (timers.length > 0 && timers[0]!.at <= ts) {
-              const timer = timers.shift()!
-              if (timer.at > run.clock.unsafeCurrentTimeMillis()) {
-                yield* run.clock.setTime(timer.at)
-                yield* run.settle
-              }
-              yield* observe(run)
-              strategy.onTimer?.(ctx, timer.name)
-              yield* flush(run)
-            }
-          }),
+        before: (ts, run) => (timers.every((timer) => timer.at > ts) ? Effect.void : timersDue(ts, run)),
         after: (event: TapeEvent, run) =>
           Effect.gen(function* () {
             firstTs ??= event.ts
