@@ -80,8 +80,8 @@ const bookkeeping = (count: number) =>
 
 /**
  * What the machine itself gives: an allocating loop (as a backtest allocates) in one process against one per core, in
- * work per second, each process started as a sweep's workers are (the same V8 flags). V8 collects garbage on helper
- * threads, which a lone worker gets from the idle cores for free and a plain loop hardly uses.
+ * work per second, each process started as a pool of as many sweep workers starts its own (the same V8 flags: with
+ * every core busy, garbage is collected on each process's own thread).
  */
 const machineScaling = async (processes: number): Promise<number> => {
   const code = `let a = []; let s = 0
@@ -90,7 +90,7 @@ process.on("message", (n) => { for (let i = 0; i < n; i++) { a.push({ i, s: Stri
   const ask = (child: ChildProcess, n: number) => new Promise((done) => (child.once("message", done), child.send(n)))
   const once = async (k: number) => {
     const children = Array.from({ length: k }, () =>
-      spawn(process.execPath, [...workerFlags(JOB_HEAP_MB), "-e", code], {
+      spawn(process.execPath, [...workerFlags(JOB_HEAP_MB, k), "-e", code], {
         stdio: ["ignore", "inherit", "inherit", "ipc"]
       })
     )

@@ -29,17 +29,22 @@ export const JOB_HEAP_MB = 256
  */
 const SEMI_SPACE_MB = 32
 
-/** The V8 flags a worker process runs with, its old generation bounded to `heapMb`. */
-export const workerFlags = (heapMb: number): Array<string> => [
+/**
+ * The V8 flags a worker process runs with, its old generation bounded to `heapMb`. When the pool's `workers` fill
+ * every core, each collects its garbage on its own thread: there is no idle core for V8's helper threads, which would
+ * only take time from the other workers. A pool with a core to spare keeps them.
+ */
+export const workerFlags = (heapMb: number, workers = 1): Array<string> => [
   `--max-old-space-size=${heapMb}`,
-  `--max-semi-space-size=${SEMI_SPACE_MB}`
+  `--max-semi-space-size=${SEMI_SPACE_MB}`,
+  ...(workers >= availableParallelism() ? ["--single-threaded-gc"] : [])
 ]
 
 /** How a worker process starts: the built worker beside the bundle, or the TypeScript source through tsx. */
-const spawn = (heapMb: number): ChildProcess => {
+const spawn = (heapMb: number, workers: number): ChildProcess => {
   const here = import.meta.url
   const options = {
-    execArgv: workerFlags(heapMb),
+    execArgv: workerFlags(heapMb, workers),
     serialization: "advanced" as const,
     stdio: ["ignore", "inherit", "pipe", "ipc"] as Array<"ignore" | "inherit" | "pipe" | "ipc">
   }
@@ -83,7 +88,7 @@ export const makePool = (size: number, heapMb = JOB_HEAP_MB): Effect.Effect<Pool
       }
 
       const start = (slot: Slot) => {
-        const worker = spawn(heapMb)
+        const worker = spawn(heapMb, size)
         slot.worker = worker
         // The worker's errors go on to this process's; the last of them tells a heap that ran out from a crash.
         let said = ""
