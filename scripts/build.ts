@@ -16,7 +16,7 @@ export const buildCli = async (outdir: string): Promise<Metafile> => {
   rmSync(outdir, { recursive: true, force: true })
   const result = await build({
     absWorkingDir: ROOT,
-    // The sweep's worker threads start from their own entry beside the command's.
+    // The sweep's worker processes start from their own entry beside the command's.
     entryPoints: { crossbook: "sim/main.ts", "sweep-worker": "sim/Sweep/Worker.ts" },
     outdir,
     bundle: true,

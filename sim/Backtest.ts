@@ -1,9 +1,10 @@
 /** Backtests: a strategy module run over a tape through the engine itself, with a report and an equity curve. */
 import { Context, Effect, Schema } from "effect"
 import * as F from "../src/Domain/Fixed.ts"
+import { type OrderStatus, TERMINAL } from "../src/Domain/Order.ts"
 import { Engine } from "../src/Engine/Engine.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"
-import { VenueGateway } from "../src/Services/VenueGateway.ts"
+import { type Venue, VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import { unrealized } from "../src/Trading/Ledger.ts"
 import { submitBucketOrder, submitOrder } from "../src/Orders.ts"
@@ -12,6 +13,7 @@ import { replay, type RunContext } from "./Replay.ts"
 import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
 import type { TapeEvent } from "./Tape.ts"
 import type { TapeStream } from "./TapeStream.ts"
+import type { TapeVenue } from "./TapeVenue.ts"
 import * as Id from "../src/Domain/Ids.ts"
 
 export interface BacktestOptions {
@@ -95,9 +97,19 @@ export const backtest = (options: BacktestOptions) =>
     let bucketCount = 0
     let timerCount = 0
     let seenFills = 0
+    /** Actions sent and fills handed on so far: while it stays, the run's state stays as last observed. */
+    let sent = 0
     let started = false
     let now = 0
     const touches = new Map<string, Touch>()
+    /** The prices each market's touch was last formatted from: an unchanged touch is not formatted again. */
+    const touchedAt = new Map<string, { bid: F.Fixed | null; ask: F.Fixed | null }>()
+    const setTouch = (id: string, bid: F.Fixed | null, ask: F.Fixed | null) => {
+      const seen = touchedAt.get(id)
+      if (seen !== undefined && seen.bid === bid && seen.ask === ask) return
+      touchedAt.set(id, { bid, ask })
+      touches.set(id, { bestBid: F.formatOrNull(bid), bestAsk: F.formatOrNull(ask) })
+    }
     const statuses = new Map<string, string>()
     let positions: ReadonlyArray<{
       marketId: string
@@ -197,15 +209,20 @@ export const backtest = (options: BacktestOptions) =>
           }
         }
         for (const id of markets) {
-          const venue = gateway.venue(Id.venueOf(id))!
+          const venue: Venue & Partial<Pick<TapeVenue, "view">> = gateway.venue(Id.venueOf(id))!
+          // A tape's venue answers its best prices with no copy of the book; another venue is asked for its book.
+          const view = venue.view?.(id)
+          if (view !== undefined) {
+            setTouch(id, view.bestBid, view.bestAsk)
+            continue
+          }
           const book = yield* Effect.orDie(venue.book(Id.nativeOf(id)))
-          touches.set(id, {
-            bestBid: F.formatOrNull(book.bids[0]?.price),
-            bestAsk: F.formatOrNull(book.asks[0]?.price)
-          })
+          setTouch(id, book.bids[0]?.price ?? null, book.asks[0]?.price ?? null)
         }
         positions = (yield* desk.ledgerPositions).filter((p) => run.accounts.includes(p.account))
         for (const [clientId, orderId] of orderIds) {
+          // A finished order's status no longer changes: it is not read again.
+          if (TERMINAL.has(statuses.get(clientId) as OrderStatus)) continue
           const order = yield* desk.get(orderId)
           if (order !== undefined) statuses.set(clientId, order.status)
         }
@@ -213,9 +230,11 @@ export const backtest = (options: BacktestOptions) =>
       })
 
     /** Sends what the hook asked for, in order, then lets it settle. */
-    const flush = (run: RunContext) =>
+    const flush = (run: RunContext) => (actions.length === 0 ? Effect.void : flushNow(run))
+    const flushNow = (run: RunContext) =>
       Effect.gen(function* () {
         while (actions.length > 0) {
+          sent += 1
           const action = actions.shift()!
           const desk = Context.get(run.context, Desk)
           const actor = `strategy ${strategy.name ?? ""}`.trim()
@@ -277,6 +296,7 @@ export const backtest = (options: BacktestOptions) =>
         const fills = [...(yield* desk.fills({ accounts: run.accounts }))].reverse()
         while (seenFills < fills.length) {
           const f = fills[seenFills++]!
+          sent += 1
           traded.set(f.marketId, (traded.get(f.marketId) ?? 0) + 1)
           const order = yield* desk.get(f.parentId ?? f.orderId)
           const fill: StrategyFill = {
@@ -331,6 +351,22 @@ export const backtest = (options: BacktestOptions) =>
       }
     }
 
+    /** Runs the strategy's timers that fell due by `ts`, each at its own time. */
+    const timersDue = (ts: number, run: RunContext) =>
+      Effect.gen(function* () {
+        timers.sort((a, b) => a.at - b.at || a.n - b.n)
+        while (timers.length > 0 && timers[0]!.at <= ts) {
+          const timer = timers.shift()!
+          if (timer.at > run.clock.unsafeCurrentTimeMillis()) {
+            yield* run.clock.setTime(timer.at)
+            yield* run.settle
+          }
+          yield* observe(run)
+          strategy.onTimer?.(ctx, timer.name)
+          yield* flush(run)
+        }
+      })
+
     // The run's fills and settlements, picked from its event log as it is written; the log itself is hashed, not kept.
     const fillPayloads: Array<Record<string, unknown>> = []
     const settlements: Array<Record<string, unknown>> = []
@@ -350,24 +386,12 @@ export const backtest = (options: BacktestOptions) =>
       startingCash: F.format(startingCash),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       hooks: {
-        before: (ts, run) =>
-          Effect.gen(function* () {
-            timers.sort((a, b) => a.at - b.at || a.n - b.n)
-            while (timers.length > 0 && timers[0]!.at <= ts) {
-              const timer = timers.shift()!
-              if (timer.at > run.clock.unsafeCurrentTimeMillis()) {
-                yield* run.clock.setTime(timer.at)
-                yield* run.settle
-              }
-              yield* observe(run)
-              strategy.onTimer?.(ctx, timer.name)
-              yield* flush(run)
-            }
-          }),
+        before: (ts, run) => (timers.every((timer) => timer.at > ts) ? Effect.void : timersDue(ts, run)),
         after: (event: TapeEvent, run) =>
           Effect.gen(function* () {
             firstTs ??= event.ts
             yield* observe(run)
+            const seen = sent
             if (!started) {
               started = true
               strategy.onStart?.(ctx)
@@ -385,7 +409,8 @@ export const backtest = (options: BacktestOptions) =>
             }
             yield* flush(run)
             yield* deliverFills(run)
-            yield* observe(run)
+            // Nothing was sent and no fill came in: what the hooks saw is still so, and is not read again.
+            if (sent !== seen) yield* observe(run)
             sample(event.ts)
           }),
         end: (run) =>

@@ -330,13 +330,13 @@ export const backtestCommand = Command.make(
   Command.withDescription("Run a strategy module against the engine over a tape; writes report.json and report.html")
 )
 
-/** `--workers N` of `sweep` and `runner`: worker threads running jobs, one per core unless said. */
+/** `--workers N` of `sweep` and `runner`: worker processes running jobs, one per core unless said. */
 const workersOption = Options.integer("workers").pipe(
-  Options.withDescription("Worker threads running jobs (default: one per core)"),
+  Options.withDescription("Worker processes running jobs (default: one per core)"),
   Options.optional
 )
 
-/** The number of worker threads asked for (else one per core), or a sentence saying what is allowed. */
+/** The number of worker processes asked for (else one per core), or a sentence saying what is allowed. */
 const workerCount = (asked: Option.Option<number>, perCore: () => number) => {
   const workers = Option.getOrElse(asked, perCore)
   return Number.isSafeInteger(workers) && workers >= 1 && workers <= 256
@@ -381,7 +381,7 @@ export const sweepCommand = Command.make(
       process.stderr.write(
         Option.isSome(o.cluster)
           ? `sweep: ${resolved.jobs.length} jobs to the cluster's runners\n`
-          : `sweep: ${resolved.jobs.length} jobs on ${size} worker threads\n`
+          : `sweep: ${resolved.jobs.length} jobs on ${size} worker processes\n`
       )
       const { clusterExecutor, localCluster, localStorageFile, remoteClient, sweepId } = yield* load(
         () => import("./Sweep/Cluster.ts")
@@ -460,7 +460,7 @@ export const runnerCommand = Command.make(
               )
           }
           yield* Layer.build(remoteRunner({ url: o.storage, host: o.host, port: o.port, pool: logged }))
-          process.stderr.write(`runner: listening at ${o.host}:${o.port} with ${workers} worker threads\n`)
+          process.stderr.write(`runner: listening at ${o.host}:${o.port} with ${workers} worker processes\n`)
           return yield* Effect.never
         })
       ).pipe(

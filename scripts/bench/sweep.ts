@@ -1,15 +1,15 @@
 /**
- * Sweeps: jobs per second on one worker thread (the baseline) and on one per core, and what the cluster's bookkeeping
+ * Sweeps: jobs per second on one worker process (the baseline) and on one per core, and what the cluster's bookkeeping
  * costs per job (each job a persisted message and reply in SQLite) against handing the same jobs to the pool directly.
  * Alone: `node bin/run-ts.js scripts/bench/sweep.ts`.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { availableParallelism, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
-import { Worker } from "node:worker_threads"
 import { clusterExecutor, localCluster, sweepId } from "../../sim/Sweep/Cluster.ts"
 import { backtest } from "../../sim/Backtest.ts"
 import { strategyFromModule } from "../../sim/Strategy.ts"
@@ -17,7 +17,7 @@ import { loadStrategyModule } from "../../sim/StrategyLoader.ts"
 import { JobCache, type JobOutcome, tapeStream } from "../../sim/Sweep/Job.ts"
 import { expandJobs, type SweepSpec } from "../../sim/Sweep/Spec.ts"
 import type { Executor } from "../../sim/Sweep/Sweep.ts"
-import { makePool, type Pool } from "../../sim/Sweep/Workers.ts"
+import { JOB_HEAP_MB, makePool, type Pool, workerFlags } from "../../sim/Sweep/Workers.ts"
 import { type Figure, ratio } from "./common.ts"
 
 const STRATEGY = resolve(import.meta.dirname, "../../sim/examples/momentum-trailing.ts")
@@ -45,7 +45,7 @@ const run = (execute: Executor, list: ReturnType<typeof jobs>, inFlight: number,
     return (performance.now() - start) / 1000
   })
 
-/** Jobs per second on a pool of `size` threads (started, and warmed by one job each, before the clock starts). */
+/** Jobs per second on a pool of `size` worker processes (started, and warmed by one job each, before the clock starts). */
 const throughput = (size: number, list: ReturnType<typeof jobs>) =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -79,25 +79,31 @@ const bookkeeping = (count: number) =>
   )
 
 /**
- * What the machine itself gives: an allocating loop (as a backtest allocates) on one thread against one per core, in
- * work per second. V8 collects garbage on helper threads, which a lone worker gets from the idle cores for free.
+ * What the machine itself gives: an allocating loop (as a backtest allocates) in one process against one per core, in
+ * work per second, each process started as a pool of as many sweep workers starts its own (the same V8 flags: with
+ * every core busy, garbage is collected on each process's own thread).
  */
-const machineScaling = async (threads: number): Promise<number> => {
-  const code = `const { parentPort } = require("node:worker_threads")
-parentPort.on("message", (n) => { let a = []; let s = 0
-  for (let i = 0; i < n; i++) { a.push({ i, s: String(i) }); if (a.length > 1000) a = []; s += i % 7 }
-  parentPort.postMessage(s) })`
+const machineScaling = async (processes: number): Promise<number> => {
+  const code = `let a = []; let s = 0
+process.on("message", (n) => { for (let i = 0; i < n; i++) { a.push({ i, s: String(i) }); if (a.length > 1000) a = []; s += i % 7 }
+  process.send(s) })`
+  const ask = (child: ChildProcess, n: number) => new Promise((done) => (child.once("message", done), child.send(n)))
   const once = async (k: number) => {
-    const workers = Array.from({ length: k }, () => new Worker(code, { eval: true }))
+    const children = Array.from({ length: k }, () =>
+      spawn(process.execPath, [...workerFlags(JOB_HEAP_MB, k), "-e", code], {
+        stdio: ["ignore", "inherit", "inherit", "ipc"]
+      })
+    )
+    await Promise.all(children.map((c) => ask(c, 1)))
     const start = performance.now()
-    await Promise.all(workers.map((w) => new Promise((done) => (w.once("message", done), w.postMessage(2e7)))))
+    await Promise.all(children.map((c) => ask(c, 2e7)))
     const seconds = (performance.now() - start) / 1000
-    await Promise.all(workers.map((w) => w.terminate()))
+    await Promise.all(children.map((c) => new Promise((ended) => (c.once("exit", ended), c.kill()))))
     return k / seconds
   }
   await once(1)
   const one = Math.max(await once(1), await once(1))
-  const all = Math.max(await once(threads), await once(threads))
+  const all = Math.max(await once(processes), await once(processes))
   return all / one
 }
 

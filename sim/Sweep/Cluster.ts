@@ -5,7 +5,7 @@
  *
  * `crossbook sweep` runs by default on a cluster of one runner in this process (`SingleRunner`), its storage a
  * SQLite file in the output folder: running the same SPEC into the same folder again answers the finished jobs from
- * it and runs only the rest. The entity's handler hands each job to the runner's worker threads.
+ * it and runs only the rest. The entity's handler hands each job to the runner's worker processes.
  */
 import { ClusterSchema, Entity, RunnerAddress, SingleRunner } from "@effect/cluster"
 import { NodeClusterSocket } from "@effect/platform-node"
@@ -45,7 +45,7 @@ export const SweepJob = Entity.make("SweepJob", [
   })
 ]).annotateRpcs(ClusterSchema.Persisted, true)
 
-/** The worker threads of this runner, which the entity's handler runs jobs on. */
+/** The worker processes of this runner, which the entity's handler runs jobs on. */
 export class RunnerPool extends Context.Tag("crossbook/sweep/RunnerPool")<RunnerPool, Pool>() {}
 
 /** The entity's handler: one job per entity, run on the runner's pool (as many at once as it has threads). */

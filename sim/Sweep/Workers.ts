@@ -1,13 +1,15 @@
 /**
- * A pool of worker threads that run sweep jobs, one job per worker at a time (one worker per core by default). From
- * the sources each thread loads TypeScript through tsx as the command does; from the build it loads
- * `dist/sweep-worker.js`. A thread that dies fails its job with the reason and is replaced.
+ * A pool of worker processes that run sweep jobs, one job per worker at a time (one worker per core by default). Each
+ * worker is a Node process of its own with its own heap and garbage collector, so one worker's collections take
+ * nothing from another's core. From the sources a worker loads TypeScript through tsx as the command does; from the
+ * build it runs `dist/sweep-worker.js`. A worker that dies fails its job with the reason and is replaced.
  */
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
+import { type ChildProcess, fork } from "node:child_process"
 import { existsSync } from "node:fs"
 import { availableParallelism } from "node:os"
-import { Worker } from "node:worker_threads"
+import { fileURLToPath } from "node:url"
 import type { JobOutcome } from "./Job.ts"
 import type { Job } from "./Spec.ts"
 
@@ -15,48 +17,63 @@ import type { Job } from "./Spec.ts"
 export const defaultWorkers = (): number => availableParallelism()
 
 /**
- * The heap a worker may take (MB), so one job's memory is bounded: a job that outgrows it ends its thread, fails alone
- * with the reason, and the thread is replaced. A job streams its tape and keeps no event log, so it needs far less.
+ * The heap a worker may take (MB), so one job's memory is bounded: a job that outgrows it ends its worker, fails
+ * alone with the reason, and the worker is replaced. A job streams its tape and keeps no event log, so it needs far
+ * less.
  */
 export const JOB_HEAP_MB = 256
 
 /**
- * A worker's young generation: a backtest makes short-lived garbage at a high rate, and a larger nursery collects it
- * less often and promotes less of it, so two workers leave each other more of the machine (`sweep.jobs_per_s`, two
- * workers against one: 1.22 → 1.39 on 2 cores).
+ * A worker's young generation, each of its two halves (MB): a backtest makes short-lived garbage at a high rate, and
+ * a larger nursery collects it less often and promotes less of it.
  */
-const YOUNG_MB = 96
+const SEMI_SPACE_MB = 32
 
-/** How a worker thread starts: the built worker beside the bundle, or the TypeScript source through tsx. */
-const spawn = (heapMb: number): Worker => {
+/**
+ * The V8 flags a worker process runs with, its old generation bounded to `heapMb`. When the pool's `workers` fill
+ * every core, each collects its garbage on its own thread: there is no idle core for V8's helper threads, which would
+ * only take time from the other workers. A pool with a core to spare keeps them.
+ */
+export const workerFlags = (heapMb: number, workers = 1): Array<string> => [
+  `--max-old-space-size=${heapMb}`,
+  `--max-semi-space-size=${SEMI_SPACE_MB}`,
+  ...(workers >= availableParallelism() ? ["--single-threaded-gc"] : [])
+]
+
+/** How a worker process starts: the built worker beside the bundle, or the TypeScript source through tsx. */
+const spawn = (heapMb: number, workers: number): ChildProcess => {
   const here = import.meta.url
-  const resourceLimits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: YOUNG_MB }
+  const options = {
+    execArgv: workerFlags(heapMb, workers),
+    serialization: "advanced" as const,
+    stdio: ["ignore", "inherit", "pipe", "ipc"] as Array<"ignore" | "inherit" | "pipe" | "ipc">
+  }
   if (/\.ts$/.test(new URL(here).pathname)) {
-    const source = new URL("./Worker.ts", here).href
-    return new Worker(
-      `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}) })`,
-      { eval: true, resourceLimits }
-    )
+    const runTs = fileURLToPath(new URL("../../bin/run-ts.js", here))
+    return fork(runTs, [fileURLToPath(new URL("./Worker.ts", here))], options)
   }
   const built = ["./sweep-worker.js", "../sweep-worker.js"]
     .map((path) => new URL(path, here))
     .find((url) => existsSync(url))
   if (built === undefined) throw new Error("the sweep worker is not built: run `npm run build`")
-  return new Worker(built, { resourceLimits })
+  return fork(fileURLToPath(built), [], options)
 }
 
+/** What V8 prints when a heap outgrows its bound, just before the process ends (not passed on). */
+const OUT_OF_MEMORY = /<--- Last few GCs --->|heap out of memory|Reached heap limit/
+
 interface Slot {
-  worker: Worker
+  worker: ChildProcess
   busy: { readonly job: Job; readonly done: (outcome: JobOutcome | Error) => void } | undefined
 }
 
 export interface Pool {
   readonly size: number
-  /** Runs a job on the next free worker; fails only when its thread died. */
+  /** Runs a job on the next free worker; fails only when its worker died. */
   readonly run: (job: Job) => Effect.Effect<JobOutcome, Error>
 }
 
-/** A pool of `size` threads, each job's heap bounded to `heapMb`, ended with its scope. */
+/** A pool of `size` worker processes, each job's heap bounded to `heapMb`, ended with its scope. */
 export const makePool = (size: number, heapMb = JOB_HEAP_MB): Effect.Effect<Pool, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
@@ -67,12 +84,18 @@ export const makePool = (size: number, heapMb = JOB_HEAP_MB): Effect.Effect<Pool
       const next = (slot: Slot) => {
         const task = waiting.shift()
         slot.busy = task
-        if (task !== undefined) slot.worker.postMessage(task.job)
+        if (task !== undefined) slot.worker.send(task.job)
       }
 
       const start = (slot: Slot) => {
-        const worker = spawn(heapMb)
+        const worker = spawn(heapMb, size)
         slot.worker = worker
+        // The worker's errors go on to this process's; the last of them tells a heap that ran out from a crash.
+        let said = ""
+        worker.stderr?.on("data", (chunk: Buffer) => {
+          said = (said + chunk.toString()).slice(-4096)
+          if (!closed && !OUT_OF_MEMORY.test(said)) process.stderr.write(chunk)
+        })
         worker.on("message", (message: { job: string; line?: string; error?: string }) => {
           const task = slot.busy
           if (task === undefined || task.job.id !== message.job) return
@@ -94,11 +117,19 @@ export const makePool = (size: number, heapMb = JOB_HEAP_MB): Effect.Effect<Pool
           }
         }
         worker.on("error", (error) => died(error.message))
-        worker.on("exit", (code) => died(`exit code ${code}`))
+        worker.on("close", (code, signal) =>
+          died(
+            OUT_OF_MEMORY.test(said)
+              ? `it reached its memory limit of ${heapMb} MB`
+              : signal !== null
+                ? `signal ${signal}`
+                : `exit code ${code}`
+          )
+        )
       }
 
       for (let i = 0; i < size; i++) {
-        const slot: Slot = { worker: undefined as unknown as Worker, busy: undefined }
+        const slot: Slot = { worker: undefined as unknown as ChildProcess, busy: undefined }
         start(slot)
         slots.push(slot)
       }
@@ -113,11 +144,24 @@ export const makePool = (size: number, heapMb = JOB_HEAP_MB): Effect.Effect<Pool
             if (free === undefined) waiting.push({ job, done })
             else {
               free.busy = { job, done }
-              free.worker.postMessage(job)
+              free.worker.send(job)
             }
           })
       }
-      return { pool, close: () => ((closed = true), Promise.all(slots.map((s) => s.worker.terminate()))) }
+      const close = () => {
+        closed = true
+        return Promise.all(
+          slots.map(
+            ({ worker }) =>
+              new Promise<void>((ended) => {
+                if (worker.exitCode !== null || worker.signalCode !== null) return ended()
+                worker.once("close", () => ended())
+                worker.kill()
+              })
+          )
+        )
+      }
+      return { pool, close }
     }),
     (made) => Effect.promise(() => made.close())
   ).pipe(Effect.map((made) => made.pool))

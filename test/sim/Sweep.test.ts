@@ -1,4 +1,4 @@
-/** Sweeps: the SPEC, its jobs, the worker threads (each job's line equal to the same backtest run alone), the command. */
+/** Sweeps: the SPEC, its jobs, the worker processes (each job's line equal to the same backtest run alone), the command. */
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import Database from "better-sqlite3"
@@ -179,7 +179,7 @@ describe("ranking", () => {
   })
 })
 
-describe("jobs on worker threads", () => {
+describe("jobs on worker processes", () => {
   const spec = (strategy: string, params: Record<string, ReadonlyArray<unknown>>, seeds: Array<number>) =>
     ({ strategy, params, seeds, metric: "net", generate: { markets: 2, duration_s: 240 } }) as unknown as SweepSpec
 
@@ -212,7 +212,7 @@ describe("jobs on worker threads", () => {
     expect((pooled[0] as JobResult).events_sha256).not.toBe((pooled[2] as JobResult).events_sha256)
   }, 120_000)
 
-  it("a job whose thread dies fails alone; the sweep goes on and writes every line", async () => {
+  it("a job whose worker dies fails alone; the sweep goes on and writes every line", async () => {
     const out = tempDir()
     const jobs = expandJobs(spec(CRASHY, { crash: [false, true] }, [1, 2]), CRASHY, undefined)
     const summary = await Effect.runPromise(
@@ -239,7 +239,7 @@ describe("jobs on worker threads", () => {
     }
   }, 120_000)
 
-  it("a job that outgrows its heap bound fails alone with the reason; the next job runs on a new thread", async () => {
+  it("a job that outgrows its heap bound fails alone with the reason; the next job runs on a new worker", async () => {
     const jobs = expandJobs(spec(CRASHY, { hog: [true, false] }, [1]), CRASHY, undefined)
     const outcomes = await Effect.runPromise(
       Effect.scoped(
@@ -265,7 +265,7 @@ describe("crossbook sweep", () => {
       metric: "max_drawdown"
     })
     const { stdout, stderr } = await sweepCommand(["--out", out, "--workers", "2", "--json", specFile])
-    expect(stderr).toContain("sweep: 4 jobs on 2 worker threads")
+    expect(stderr).toContain("sweep: 4 jobs on 2 worker processes")
     expect(stderr).toContain("sweep: 4/4 jobs (100%)")
     const summary = JSON.parse(stdout)
     expect(summary).toMatchObject({ jobs: 4, failed: 0, metric: "max_drawdown" })
