@@ -139,7 +139,7 @@ describe("placing on a tape venue in plain code", () => {
             { numRuns: 10 }
           )
           .then(() => {
-          // The runs placed children, filled some and had some refused: each path was taken.
+            // The runs placed children, filled some and had some refused: each path was taken.
             assert.isAbove(seen.children, 5)
             assert.isAbove(seen.fills, 0)
             assert.isAbove(seen.refused, 0)
