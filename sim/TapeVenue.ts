@@ -190,10 +190,10 @@ export const makeTapeVenue = (header: TapeHeader) =>
       for (const event of result.events) events.unsafeOffer(event)
       return { ...viewOf(result.order), events: result.events }
     }
-    const answer = (result: Answer) => {
-      const answered = answerNow(result)
-      return answered instanceof VenueError ? Effect.fail(answered) : Effect.succeed(answered)
-    }
+    /** A plain answer as the Effect the venue's interface gives. */
+    const asEffect = (answered: VenueOrder | VenueError) =>
+      answered instanceof VenueError ? Effect.fail(answered) : Effect.succeed(answered)
+    const answer = (result: Answer) => asEffect(answerNow(result))
 
     const placeNow = (r: PlaceOrderRequest, now: number): VenueOrder | VenueError => {
       const market = markets.get(r.nativeId)
@@ -207,10 +207,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
       return answerNow(model.place(r, book, now))
     }
     const placeOrder = (r: PlaceOrderRequest) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const answered = placeNow(r, now)
-        return answered instanceof VenueError ? Effect.fail(answered) : Effect.succeed(answered)
-      })
+      Effect.flatMap(Clock.currentTimeMillis, (now) => asEffect(placeNow(r, now)))
 
     const venue: TapeVenue = {
       info: { id: venueId, name: `Replay of a ${header.source} tape`, book_model: "yes_book", has: SIM_CAPABILITIES },

@@ -22,7 +22,7 @@ export const persist = (
 ) =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => {
     d.stateAhead.delete(rt.id)
-    const batch = {
+    return d.journal.commit({
       parents: [stateOf(d, rt, now)],
       entries: entries.map((e) => ({
         ts: now,
@@ -30,8 +30,7 @@ export const persist = (
         key: rt.id,
         payload: { parent_id: rt.id, ...e.payload }
       }))
-    }
-    return d.journal.commitNow(batch) === undefined ? d.journal.commit(batch) : Effect.void
+    })
   })
 
 /**
@@ -127,10 +126,9 @@ export const save = Effect.fnUntraced(function* (
 })
 
 export const emit = (d: Driver, rt: Runtime, kind: string, payload: Readonly<Record<string, unknown>>) =>
-  Effect.flatMap(Clock.currentTimeMillis, (ts) => {
-    const batch = { entries: [{ ts, kind, key: rt.id, payload: { parent_id: rt.id, ...payload } }] }
-    return d.journal.commitNow(batch) === undefined ? d.journal.commit(batch) : Effect.void
-  })
+  Effect.flatMap(Clock.currentTimeMillis, (ts) =>
+    d.journal.append([{ ts, kind, key: rt.id, payload: { parent_id: rt.id, ...payload } }])
+  )
 
 export const liveChildren = (rt: Runtime) => rt.children.filter((c) => c.status !== "done")
 

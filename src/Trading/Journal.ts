@@ -82,17 +82,28 @@ export class Journal extends Context.Tag("crossbook/Journal")<
         let queued: Array<Waiting> = []
         let last: Waiting | undefined
         let writing = false
-        /** A batch written at once where the store can (a failure as the defect `write` dies of), else undefined. */
-        const writtenNow = (batch: Batch): Exit.Exit<ReadonlyArray<JournalEvent>> | undefined => {
+        /** A batch written at once where the store can, timed; undefined when it cannot. A write that fails throws. */
+        const storedNow = (batch: Batch): ReadonlyArray<JournalEvent> | undefined => {
           const started = performance.now()
+          const events = store.writeNow(batch)
+          if (events === undefined) return undefined
+          metrics.journalCommit.observe([], (performance.now() - started) / 1000)
+          return events
+        }
+        /** The same as an exit (a failure as the defect `write` dies of), for a group whose waiters are answered. */
+        const writtenNow = (batch: Batch): Exit.Exit<ReadonlyArray<JournalEvent>> | undefined => {
           try {
-            const events = store.writeNow(batch)
-            if (events === undefined) return undefined
-            metrics.journalCommit.observe([], (performance.now() - started) / 1000)
-            return Exit.succeed(events)
+            const events = storedNow(batch)
+            return events === undefined ? undefined : Exit.succeed(events)
           } catch (e) {
             return Exit.die(e)
           }
+        }
+        /** A batch with no waiter written at once where the store can, and published; undefined when it cannot. */
+        const publishedNow = (batch: Batch): ReadonlyArray<JournalEvent> | undefined => {
+          const events = storedNow(batch)
+          if (events !== undefined) publish(events)
+          return events
         }
         /** The store's asynchronous write, timed. */
         const written = (batch: Batch) =>
@@ -168,11 +179,8 @@ export class Journal extends Context.Tag("crossbook/Journal")<
             if (writing || queued.length > 0) return queue(batch)
             // A store that can write synchronously does it here: nothing can queue meanwhile (a write that fails
             // dies, as it would below).
-            const now = writtenNow(batch)
-            if (now !== undefined) {
-              if (Exit.isSuccess(now)) publish(now.value)
-              return now
-            }
+            const now = publishedNow(batch)
+            if (now !== undefined) return Effect.succeed(now)
             writing = true
             countFills(batch, 1)
             return written(batch).pipe(
@@ -199,30 +207,18 @@ export class Journal extends Context.Tag("crossbook/Journal")<
          * take it along, and the caller's wait then has nothing left to wait for.
          */
         const enqueueNow = (batch: Batch) =>
-          Effect.suspend(() => {
-            if (!writing && queued.length === 0) {
-              const now = writtenNow(batch)
-              if (now !== undefined) {
-                if (Exit.isSuccess(now)) publish(now.value)
-                return Effect.asVoid(now)
-              }
-            }
-            return Effect.asVoid(push(batch))
-          })
+          Effect.suspend(() =>
+            !writing && queued.length === 0 && publishedNow(batch) !== undefined
+              ? Effect.void
+              : Effect.asVoid(push(batch))
+          )
         // Decided once: with no span exported the commit is not wrapped at all.
         const commitTraced = traced("journal.commit")
         const tracing = yield* FiberRef.get(currentTracing)
         const readyNow = () => !tracing && !writing && queued.length === 0
         /** `commit` in plain code where it needs no wait; a write that fails throws, as `commit` dies. */
-        const commitNow = (batch: Batch): ReadonlyArray<JournalEvent> | undefined => {
-          if (!readyNow()) return undefined
-          const started = performance.now()
-          const events = store.writeNow(batch)
-          if (events === undefined) return undefined
-          metrics.journalCommit.observe([], (performance.now() - started) / 1000)
-          publish(events)
-          return events
-        }
+        const commitNow = (batch: Batch): ReadonlyArray<JournalEvent> | undefined =>
+          readyNow() ? publishedNow(batch) : undefined
         return {
           commit: tracing ? (batch) => commitTraced(commit(batch)) : commit,
           commitNow,
