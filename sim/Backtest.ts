@@ -4,12 +4,13 @@ import * as F from "../src/Domain/Fixed.ts"
 import { type OrderStatus, TERMINAL } from "../src/Domain/Order.ts"
 import { Engine } from "../src/Engine/Engine.ts"
 import { PlaceOrder } from "../src/Http/Desk/Api.ts"
+import { OrderStore } from "../src/Services/OrderStore.ts"
 import { type Venue, VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import { unrealized } from "../src/Trading/Ledger.ts"
 import { submitBucketOrder, submitOrder } from "../src/Orders.ts"
 import { bucketIdOf, Buckets } from "../src/Trading/Buckets.ts"
-import { replay, type RunContext } from "./Replay.ts"
+import { replay, type RunContext, type Wiring } from "./Replay.ts"
 import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
 import type { TapeEvent } from "./Tape.ts"
 import type { TapeStream } from "./TapeStream.ts"
@@ -23,6 +24,8 @@ export interface BacktestOptions {
   readonly seed?: number
   readonly startingCash?: string
   readonly onProgress?: (done: number, total: number) => void
+  /** How the run is wired (default the simulator's: see `Wiring` in `Replay.ts`). */
+  readonly wiring?: Wiring
 }
 
 export interface BacktestReport {
@@ -101,14 +104,21 @@ export const backtest = (options: BacktestOptions) =>
     let sent = 0
     let started = false
     let now = 0
-    const touches = new Map<string, Touch>()
-    /** The prices each market's touch was last formatted from: an unchanged touch is not formatted again. */
-    const touchedAt = new Map<string, { bid: F.Fixed | null; ask: F.Fixed | null }>()
+    /**
+     * Each market's best prices as last read, and the touch the hooks are shown of them: formatted when first asked
+     * for, and kept (the same object) while the prices stay.
+     */
+    const touches = new Map<string, { bid: F.Fixed | null; ask: F.Fixed | null; shown: Touch | undefined }>()
     const setTouch = (id: string, bid: F.Fixed | null, ask: F.Fixed | null) => {
-      const seen = touchedAt.get(id)
+      const seen = touches.get(id)
       if (seen !== undefined && seen.bid === bid && seen.ask === ask) return
-      touchedAt.set(id, { bid, ask })
-      touches.set(id, { bestBid: F.formatOrNull(bid), bestAsk: F.formatOrNull(ask) })
+      touches.set(id, { bid, ask, shown: undefined })
+    }
+    const touchOf = (id: string): Touch => {
+      const t = touches.get(id)
+      if (t === undefined) return { bestBid: null, bestAsk: null }
+      t.shown ??= { bestBid: F.formatOrNull(t.bid), bestAsk: F.formatOrNull(t.ask) }
+      return t.shown
     }
     const statuses = new Map<string, string>()
     let positions: ReadonlyArray<{
@@ -131,10 +141,8 @@ export const backtest = (options: BacktestOptions) =>
     let inMarketMs = 0
     let firstTs: number | null = null
 
-    const midOf = (t: Touch | undefined) =>
-      t === undefined || t.bestBid === null || t.bestAsk === null
-        ? null
-        : F.div(F.add(F.of(t.bestBid), F.of(t.bestAsk)), F.fromInt(2))
+    const midOf = (t: { readonly bid: F.Fixed | null; readonly ask: F.Fixed | null } | undefined) =>
+      t === undefined || t.bid === null || t.ask === null ? null : F.div(F.add(t.bid, t.ask), F.fromInt(2))
 
     const ctx: StrategyContext = {
       get now() {
@@ -143,7 +151,7 @@ export const backtest = (options: BacktestOptions) =>
       get markets() {
         return markets
       },
-      touch: (marketId) => touches.get(marketId) ?? { bestBid: null, bestAsk: null },
+      touch: touchOf,
       position: (marketId) => {
         const p = positions.find((x) => x.marketId === marketId)
         return { contracts: F.format(p?.contracts ?? F.ZERO), averagePrice: F.formatOrNull(p?.averagePrice ?? null) }
@@ -195,11 +203,44 @@ export const backtest = (options: BacktestOptions) =>
       log: (message) => void log.push(`${now} ${message}`)
     }
 
-    /** Reads the book of every market, the positions and the cash, so the hooks see the state of this moment. */
-    const observe = (run: RunContext) =>
+    /**
+     * Reads the book of every market, the positions and the cash, so the hooks see the state of this moment: in plain
+     * code where every market's venue shows its best prices at once and the desk holds every order still read (see
+     * `observeNow`), else through the services' Effects. Both read the same values.
+     */
+    const observe = (run: RunContext) => Effect.suspend(() => (observeNow(run) ? Effect.void : observeRead(run)))
+
+    const startOf = (run: RunContext) => {
+      now = run.clock.unsafeCurrentTimeMillis()
+      startingTotal = F.mul(startingCash, F.fromInt(run.accounts.length))
+    }
+
+    /** `observe` at once; false (the rest left to `observeRead`) where something cannot be read now. */
+    const observeNow = (run: RunContext): boolean => {
+      if (markets.length === 0) return false
+      const gateway = Context.get(run.context, VenueGateway)
+      const desk = Context.get(run.context, Desk)
+      startOf(run)
+      for (const id of markets) {
+        const venue: Venue & Partial<Pick<TapeVenue, "view">> = gateway.venue(Id.venueOf(id))!
+        const view = venue.view?.(id)
+        if (view === undefined) return false
+        setTouch(id, view.bestBid, view.bestAsk)
+      }
+      positions = desk.positionsNow().filter((p) => run.accounts.includes(p.account))
+      for (const [clientId, orderId] of orderIds) {
+        if (TERMINAL.has(statuses.get(clientId) as OrderStatus)) continue
+        const status = desk.statusNow(orderId)
+        if (status === undefined) return false
+        statuses.set(clientId, status)
+      }
+      cash = run.accounts.reduce((sum, account) => F.add(sum, desk.balanceNow(account).cash), F.ZERO)
+      return true
+    }
+
+    const observeRead = (run: RunContext) =>
       Effect.gen(function* () {
-        now = run.clock.unsafeCurrentTimeMillis()
-        startingTotal = F.mul(startingCash, F.fromInt(run.accounts.length))
+        startOf(run)
         const gateway = Context.get(run.context, VenueGateway)
         const desk = Context.get(run.context, Desk)
         if (markets.length === 0) {
@@ -289,10 +330,18 @@ export const backtest = (options: BacktestOptions) =>
         }
       })
 
+    /** The store's count of fills when `deliverFills` last read them; -1 before it has, or where it cannot be read. */
+    let fillsRead = -1
+    const fillCount = (run: RunContext) => Context.get(run.context, OrderStore).now?.fillCount() ?? -1
+    /** Whether a fill may have come in since `deliverFills` last read them. */
+    const fillsMoved = (run: RunContext) => fillsRead === -1 || fillCount(run) !== fillsRead
+
     /** Hands new fills to `onFill`, naming the strategy order each belongs to. */
     const deliverFills = (run: RunContext) =>
       Effect.gen(function* () {
         const desk = Context.get(run.context, Desk)
+        // Read before the list: a fill written after it moves the count again, so it is never taken for seen.
+        fillsRead = fillCount(run)
         const fills = [...(yield* desk.fills({ accounts: run.accounts }))].reverse()
         while (seenFills < fills.length) {
           const f = fills[seenFills++]!
@@ -367,6 +416,44 @@ export const backtest = (options: BacktestOptions) =>
         }
       })
 
+    /** Hands a market event to the strategy's hook for it. */
+    const tell = (event: TapeEvent) => {
+      if (event.type === "snapshot" || event.type === "change") strategy.onBook?.(ctx, event.market)
+      else if (event.type === "trade") {
+        strategy.onTrade?.(ctx, {
+          marketId: event.market,
+          price: event.price,
+          amount: event.amount,
+          takerSide: event.taker_side,
+          ts: event.ts
+        })
+      }
+    }
+
+    /** After an event, through the services' Effects: what it sent, the fills it brought, the state they left. */
+    const afterSent = (event: TapeEvent, run: RunContext, seen: number) =>
+      Effect.gen(function* () {
+        yield* flush(run)
+        yield* deliverFills(run)
+        // Nothing was sent and no fill came in: what the hooks saw is still so, and is not read again.
+        if (sent !== seen) yield* observe(run)
+        sample(event.ts)
+      })
+
+    /** The whole of an event's turn through Effects: the first event (the strategy starts), or a state read slowly. */
+    const afterRead = (event: TapeEvent, run: RunContext) =>
+      Effect.gen(function* () {
+        yield* observe(run)
+        const seen = sent
+        if (!started) {
+          started = true
+          strategy.onStart?.(ctx)
+          yield* flush(run)
+        }
+        tell(event)
+        yield* afterSent(event, run, seen)
+      })
+
     // The run's fills and settlements, picked from its event log as it is written; the log itself is hashed, not kept.
     const fillPayloads: Array<Record<string, unknown>> = []
     const settlements: Array<Record<string, unknown>> = []
@@ -384,35 +471,21 @@ export const backtest = (options: BacktestOptions) =>
       },
       seed,
       startingCash: F.format(startingCash),
+      ...(options.wiring === undefined ? {} : { wiring: options.wiring }),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       hooks: {
-        before: (ts, run) => (timers.every((timer) => timer.at > ts) ? Effect.void : timersDue(ts, run)),
-        after: (event: TapeEvent, run) =>
-          Effect.gen(function* () {
-            firstTs ??= event.ts
-            yield* observe(run)
-            const seen = sent
-            if (!started) {
-              started = true
-              strategy.onStart?.(ctx)
-              yield* flush(run)
-            }
-            if (event.type === "snapshot" || event.type === "change") strategy.onBook?.(ctx, event.market)
-            else if (event.type === "trade") {
-              strategy.onTrade?.(ctx, {
-                marketId: event.market,
-                price: event.price,
-                amount: event.amount,
-                takerSide: event.taker_side,
-                ts: event.ts
-              })
-            }
-            yield* flush(run)
-            yield* deliverFills(run)
-            // Nothing was sent and no fill came in: what the hooks saw is still so, and is not read again.
-            if (sent !== seen) yield* observe(run)
-            sample(event.ts)
-          }),
+        before: (ts, run) => (timers.every((timer) => timer.at > ts) ? null : timersDue(ts, run)),
+        // Most events ask nothing of the services: the hooks see the moment, the equity is sampled, in plain code; an
+        // Effect follows only for what the strategy sent, a fill to hand it, or its first event.
+        after: (event: TapeEvent, run) => {
+          firstTs ??= event.ts
+          if (!started || !observeNow(run)) return afterRead(event, run)
+          const seen = sent
+          tell(event)
+          if (actions.length > 0 || fillsMoved(run)) return afterSent(event, run, seen)
+          sample(event.ts)
+          return null
+        },
         end: (run) =>
           Effect.gen(function* () {
             yield* deliverFills(run)

@@ -67,12 +67,21 @@ export const simWiringWith =
 
 export const simWiring: Wiring = simWiringWith()
 
-/** Called around each tape event, on the same clock; a backtest's strategy lives here. */
+/**
+ * Called around each tape event, on the same clock; a backtest's strategy lives here. `before` and `after` may answer
+ * null: nothing more to run. The replay then goes on in plain code, as it does where no hook is given.
+ */
 export interface ReplayHooks {
-  /** Before time moves to `ts`: anything due earlier (a strategy's timers) runs now, at its own time. */
-  readonly before?: (ts: number, run: RunContext) => Effect.Effect<void>
-  /** After the event was applied and what it caused has settled. */
-  readonly after?: (event: TapeEvent, run: RunContext) => Effect.Effect<void>
+  /**
+   * Before time moves to `ts`: anything due earlier (a strategy's timers) runs now, at its own time; null when nothing
+   * is. It may be asked more than once for a moment: making the Effect must do nothing until it runs.
+   */
+  readonly before?: (ts: number, run: RunContext) => Effect.Effect<void> | null
+  /**
+   * After the event was applied and what it caused has settled. What it can do at once it does in plain code; it
+   * answers the Effect that does the rest, or null when there is none (then nothing it did needs settling).
+   */
+  readonly after?: (event: TapeEvent, run: RunContext) => Effect.Effect<void> | null
   /** After the last event. */
   readonly end?: (run: RunContext) => Effect.Effect<void>
 }
@@ -255,7 +264,8 @@ export const replay = (options: ReplayOptions) => {
         yield* clock.setTime(t)
         yield* submitDue(t)
         if (hooks.before !== undefined) {
-          yield* hooks.before(t, run)
+          const due = hooks.before(t, run)
+          if (due !== null) yield* due
           yield* settle
         }
         if (engine.nextDue() <= t) {
@@ -275,7 +285,7 @@ export const replay = (options: ReplayOptions) => {
     const totalNow = (done: number) => known ?? Math.max(done, Math.round(done / Math.max(progress(), 1e-9)))
     /** Whether the moment `t` starts with nothing but market data: no order, timer, expiry, hook or sleeper due. */
     const quietUntil = (t: number) =>
-      hooks.before === undefined &&
+      (hooks.before === undefined || hooks.before(t, run) === null) &&
       engine.nextDue() > t &&
       (next >= orders.length || t0 + orders[next]!.at_ms > t) &&
       clock.advanceQuietly(t)
@@ -317,17 +327,21 @@ export const replay = (options: ReplayOptions) => {
       ahead = read()
     }
     const after = hooks.after
-    /** The event the plain loop stopped at, applied: what it reported, and its view's work when that was asked. */
+    /**
+     * The event the plain loop stopped at, applied: what it reported, its view's work when that was asked, and what the
+     * `after` hook left to run when it was already called (undefined when it was not).
+     */
     let stopped: {
       event: TapeEvent
       venue: TapeVenue
       reported: ReadonlyArray<VenueEvent>
       work: Effect.Effect<void> | null | undefined
-    } = { event: undefined as unknown as TapeEvent, venue: venues[0]!, reported: [], work: undefined }
+      rest: Effect.Effect<void> | null | undefined
+    } = { event: undefined as unknown as TapeEvent, venue: venues[0]!, reported: [], work: undefined, rest: undefined }
     /**
      * Plays the market data of the moment `t` in plain code for as long as it needs no fiber. Stops at an event that
-     * reported own-order events, whose view woke parents, or that a hook follows (the event is applied, and `stopped`
-     * says what it needs); answers false at the moment's end.
+     * reported own-order events, whose view woke parents, or whose `after` hook left an Effect to run (the event is
+     * applied, and `stopped` says what it needs); answers false at the moment's end.
      */
     const playQuietly = (t: number): boolean => {
       for (let event = ahead; event !== undefined && event.ts === t; event = ahead) {
@@ -339,7 +353,11 @@ export const replay = (options: ReplayOptions) => {
           event.type === "snapshot" || event.type === "change" || event.type === "trade"
             ? engine.marketView(event.market, venue.view)
             : null
-        if (work !== null || after !== undefined) return stop(event, venue, reported, work)
+        if (work !== null) return stop(event, venue, reported, work)
+        if (after !== undefined) {
+          const rest = after(event, run)
+          if (rest !== null) return stop(event, venue, reported, work, rest)
+        }
         done()
       }
       return false
@@ -348,9 +366,10 @@ export const replay = (options: ReplayOptions) => {
       event: TapeEvent,
       venue: TapeVenue,
       reported: ReadonlyArray<VenueEvent>,
-      work: Effect.Effect<void> | null | undefined
+      work: Effect.Effect<void> | null | undefined,
+      rest?: Effect.Effect<void> | null
     ) => {
-      stopped = { event, venue, reported, work }
+      stopped = { event, venue, reported, work, rest }
       return true
     }
     while (ahead !== undefined) {
@@ -393,9 +412,12 @@ export const replay = (options: ReplayOptions) => {
           dirty = true
         }
         if (after !== undefined) {
-          yield* after(event, run)
-          yield* settle
-          dirty = true
+          const rest = stopped.rest !== undefined ? stopped.rest : after(event, run)
+          if (rest !== null) {
+            yield* rest
+            yield* settle
+            dirty = true
+          }
         }
         done()
       }

@@ -13,7 +13,7 @@ import { type MarketView, NONE } from "./Core.ts"
 import * as Bucket from "./Bucket.ts"
 import { expireDue, feed, feedQuotes, feedView, onChildUpdate, onMarket, timersDue } from "./Inputs.ts"
 import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
-import { completeIfQuiet, record, save } from "./Parents.ts"
+import { completeIfQuiet, record, recordStatus, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
 import { restore } from "./Restore.ts"
 import { summaryOf } from "./Summary.ts"
@@ -153,7 +153,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       working: function* () {
         for (const [id] of parents.working()) yield [id, id] as const
       },
-      render: (id) => record(d, parents.get(id as string)!)
+      render: (id) => record(d, parents.get(id as string)!),
+      status: (id) => recordStatus(d, parents.get(id as string)!)
     })
 
     // Inputs: child updates from the desk, market data from the venues, and timers.

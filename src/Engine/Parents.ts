@@ -40,7 +40,7 @@ export const persist = (
  */
 export const record = (d: Driver, rt: Runtime): Order => {
   const kind = kindOf(d, rt)
-  const status = statusOf(rt, rt.filled >= rt.spec.amount && kind.closesWhenFilled !== false)
+  const status = recordStatus(d, rt)
   return {
     id: rt.id,
     clientOrderId: rt.clientOrderId,
@@ -81,6 +81,10 @@ export const record = (d: Driver, rt: Runtime): Order => {
     venueOrderId: null
   }
 }
+
+/** The status of the parent's record (`record(d, rt).status`). */
+export const recordStatus = (d: Driver, rt: Runtime): Order["status"] =>
+  statusOf(rt, rt.filled >= rt.spec.amount && kindOf(d, rt).closesWhenFilled !== false)
 
 /** `closes`: the parent is filled and its type closes it then. */
 const statusOf = (rt: Runtime, closes: boolean): Order["status"] => {

@@ -178,6 +178,8 @@ export interface StoreReadsNow {
   readonly orderByClientId: (account: string, clientOrderId: string) => StoredOrder | undefined
   readonly orderByVenueOrderId: (venue: string, venueOrderId: string) => StoredOrder | undefined
   readonly hasFill: (id: string) => boolean
+  /** How many fills have been written: it only grows, so an unchanged count means no new fill. */
+  readonly fillCount: () => number
 }
 
 export class OrderStore extends Context.Tag("crossbook/OrderStore")<
@@ -323,7 +325,8 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         const id = byVenueOrderId.get(`${venue}\u0000${venueOrderId}`)
         return id === undefined ? undefined : orders.get(id)
       },
-      hasFill: (id) => fillIds.has(id)
+      hasFill: (id) => fillIds.has(id),
+      fillCount: () => fills.length
     }
     return {
       write: (batch) => Effect.sync(() => writeNow(batch)),

@@ -550,6 +550,11 @@ const makeDesk = (config: DeskConfig) =>
     }
 
     const lockedOf = (account: string) => memory.locked(account)
+    const balanceOf = (account: string) => {
+      const cash = ledger.cashOf(account)
+      const locked = lockedOf(account)
+      return { account, cash, locked, available: F.sub(cash, locked) }
+    }
 
     const pnlToday = (account: string, now: number) =>
       Effect.gen(function* () {
@@ -893,16 +898,13 @@ const makeDesk = (config: DeskConfig) =>
           }
           return out
         }),
-      balances: (accounts: ReadonlyArray<string>) =>
-        Effect.sync(() =>
-          accounts.map((account) => {
-            const cash = ledger.cashOf(account)
-            const locked = lockedOf(account)
-            return { account, cash, locked, available: F.sub(cash, locked) }
-          })
-        ),
+      balances: (accounts: ReadonlyArray<string>) => Effect.sync(() => accounts.map(balanceOf)),
       markOf: (marketId: string) => Effect.map(bookOf(marketId), (book) => markOf(marketId, book)),
       ledgerPositions: Effect.sync(() => ledger.allPositions()),
+      /** `ledgerPositions` read at once. */
+      positionsNow: () => ledger.allPositions(),
+      /** One account's entry of `balances`, read at once. */
+      balanceNow: balanceOf,
       fairValues: Effect.sync(() => fairValues),
       setFairValues: (values: Record<string, string | null>, actor: string) =>
         serialized(
@@ -1052,6 +1054,8 @@ const makeDesk = (config: DeskConfig) =>
         serialized.now(() => journal.commitNow(parentBatch(order, kind, options)) !== undefined) === true,
       /** An order the desk holds in memory (a live or recent one), with no read of the store. */
       heldNow: (id: string): Order | undefined => lookup(id),
+      /** The status of an order the desk holds, as `heldNow` would render it (undefined for one it does not hold). */
+      statusNow: (id: string): Order["status"] | undefined => memory.statusOf(id),
       /**
        * Who holds working parents (the engine): the desk keeps no record of a working parent of its own, it renders
        * one from the holder's state of it when read, and lets go of those it loaded at start that the holder works.

@@ -39,6 +39,8 @@ export interface ParentHolder {
   readonly working: () => Iterable<readonly [id: string, handle: unknown]>
   /** The record as the handle is now. */
   readonly render: (handle: unknown) => Order
+  /** The status that record has, without the rest of it. */
+  readonly status: (handle: unknown) => Order["status"]
 }
 
 /**
@@ -70,6 +72,14 @@ export class Held {
     if (held !== undefined || this.holder === undefined) return held
     const handle = this.holder.get(id)
     return handle === undefined ? undefined : this.holder.render(handle)
+  }
+
+  /** `lookup(id)?.status`, without rendering a working parent's whole record. */
+  statusOf(id: string): Order["status"] | undefined {
+    const held = this.live.get(id) ?? this.recent.get(id)
+    if (held !== undefined || this.holder === undefined) return held?.status
+    const handle = this.holder.get(id)
+    return handle === undefined ? undefined : this.holder.status(handle)
   }
 
   /**

@@ -69,7 +69,8 @@ const holderOf = (...handles: ReadonlyArray<Handle>) => {
   const holder: ParentHolder = {
     get: (id) => map.get(id),
     working: () => [...map].filter(([, h]) => !TERMINAL.has(h.status)),
-    render
+    render,
+    status: (h) => (h as Handle).status
   }
   return { map, holder }
 }
@@ -87,6 +88,9 @@ describe("the desk's memory of working engine parents", () => {
     h.updatedAt = 7
     const read = held.lookup("mo_000001")!
     expect([read.status, F.format(read.filled), read.updatedAt]).toEqual(["triggered", "2", 7])
+    // The status alone reads the same, without the record.
+    expect(held.statusOf("mo_000001")).toBe("triggered")
+    expect(held.statusOf("mo_000099")).toBeUndefined()
     expect(held.byClient("sim:default", "c-mo_000001")?.status).toBe("triggered")
     expect(held.digestOf("mo_000001")).toBe("digest-1")
     expect(held.liveOrders().map((o) => o.id)).toEqual(["mo_000001"])
