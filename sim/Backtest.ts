@@ -7,7 +7,7 @@ import { PlaceOrder } from "../src/Http/Desk/Api.ts"
 import { OrderStore } from "../src/Services/OrderStore.ts"
 import { type Venue, VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
-import { unrealized } from "../src/Trading/Ledger.ts"
+import { type Position, unrealized } from "../src/Trading/Ledger.ts"
 import { submitBucketOrder, submitOrder } from "../src/Orders.ts"
 import { bucketIdOf, Buckets } from "../src/Trading/Buckets.ts"
 import { replay, type RunContext, type Wiring } from "./Replay.ts"
@@ -94,6 +94,8 @@ export const backtest = (options: BacktestOptions) =>
     const log: Array<string> = []
     const refused: Array<{ ts: number; order: string; message: string }> = []
     const orderIds = new Map<string, string>()
+    /** The orders of `orderIds` not yet finished: a finished order's status no longer changes, and is not read again. */
+    const unfinished = new Map<string, string>()
     let placed = 0
     /** What the run starts with over every venue's account (each starts with `startingCash`). */
     let startingTotal = startingCash
@@ -215,6 +217,14 @@ export const backtest = (options: BacktestOptions) =>
       startingTotal = F.mul(startingCash, F.fromInt(run.accounts.length))
     }
 
+    /** The ledger's list `positions` was last filtered from. */
+    let positionsOf: ReadonlyArray<Position> | undefined
+    /** Takes an order's status as read; a finished one is not read again. */
+    const took = (clientId: string, status: OrderStatus) => {
+      statuses.set(clientId, status)
+      if (TERMINAL.has(status)) unfinished.delete(clientId)
+    }
+
     /** `observe` at once; false (the rest left to `observeRead`) where something cannot be read now. */
     const observeNow = (run: RunContext): boolean => {
       if (markets.length === 0) return false
@@ -227,14 +237,20 @@ export const backtest = (options: BacktestOptions) =>
         if (view === undefined) return false
         setTouch(id, view.bestBid, view.bestAsk)
       }
-      positions = desk.positionsNow().filter((p) => run.accounts.includes(p.account))
-      for (const [clientId, orderId] of orderIds) {
-        if (TERMINAL.has(statuses.get(clientId) as OrderStatus)) continue
-        const status = desk.statusNow(orderId)
-        if (status === undefined) return false
-        statuses.set(clientId, status)
+      const all = desk.positionsNow()
+      // The ledger answers the same list while no position changed: it is filtered again only when it did.
+      if (all !== positionsOf) {
+        positionsOf = all
+        positions = all.filter((p) => run.accounts.includes(p.account))
       }
-      cash = run.accounts.reduce((sum, account) => F.add(sum, desk.balanceNow(account).cash), F.ZERO)
+      for (const clientId of unfinished.keys()) {
+        const status = desk.statusNow(unfinished.get(clientId)!)
+        if (status === undefined) return false
+        took(clientId, status)
+      }
+      let total = F.ZERO
+      for (const account of run.accounts) total = F.add(total, desk.cashNow(account))
+      cash = total
       return true
     }
 
@@ -260,12 +276,11 @@ export const backtest = (options: BacktestOptions) =>
           const book = yield* Effect.orDie(venue.book(Id.nativeOf(id)))
           setTouch(id, book.bids[0]?.price ?? null, book.asks[0]?.price ?? null)
         }
-        positions = (yield* desk.ledgerPositions).filter((p) => run.accounts.includes(p.account))
-        for (const [clientId, orderId] of orderIds) {
-          // A finished order's status no longer changes: it is not read again.
-          if (TERMINAL.has(statuses.get(clientId) as OrderStatus)) continue
-          const order = yield* desk.get(orderId)
-          if (order !== undefined) statuses.set(clientId, order.status)
+        positionsOf = yield* desk.ledgerPositions
+        positions = positionsOf.filter((p) => run.accounts.includes(p.account))
+        for (const clientId of unfinished.keys()) {
+          const order = yield* desk.get(unfinished.get(clientId)!)
+          if (order !== undefined) took(clientId, order.status)
         }
         cash = (yield* desk.balances(run.accounts)).reduce((sum, b) => F.add(sum, b.cash), F.ZERO)
       })
@@ -318,6 +333,7 @@ export const backtest = (options: BacktestOptions) =>
               log.push(`${now} ${action.id} refused: ${result.left.message}`)
             } else {
               orderIds.set(action.id, result.right.order.id)
+              unfinished.set(action.id, result.right.order.id)
             }
           } else {
             const id = orderIds.get(action.id)

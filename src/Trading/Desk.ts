@@ -903,8 +903,8 @@ const makeDesk = (config: DeskConfig) =>
       ledgerPositions: Effect.sync(() => ledger.allPositions()),
       /** `ledgerPositions` read at once. */
       positionsNow: () => ledger.allPositions(),
-      /** One account's entry of `balances`, read at once. */
-      balanceNow: balanceOf,
+      /** An account's cash as `balances` answers it, read at once. */
+      cashNow: (account: string) => ledger.cashOf(account),
       fairValues: Effect.sync(() => fairValues),
       setFairValues: (values: Record<string, string | null>, actor: string) =>
         serialized(

@@ -187,6 +187,8 @@ export const positionOfRow = (account: string, marketId: string, row: PositionRo
  */
 export class Ledger {
   private readonly positions = new Map<string, Position>()
+  /** `allPositions` as last answered, until a position changes. */
+  private sorted: ReadonlyArray<Position> | undefined
   /** Cash moved by fills, per account: cash is the starting cash plus this. */
   private readonly moved = new Map<string, F.Fixed>()
 
@@ -200,10 +202,17 @@ export class Ledger {
     return this.positions.get(this.key(account, marketId)) ?? emptyPosition(account, marketId)
   }
 
+  /** Every position, by account then market: the same list (not to be changed) until a position changes. */
   allPositions(): ReadonlyArray<Position> {
-    return [...this.positions.values()].sort((a, b) =>
+    this.sorted ??= [...this.positions.values()].sort((a, b) =>
       a.account === b.account ? (a.marketId < b.marketId ? -1 : 1) : a.account < b.account ? -1 : 1
     )
+    return this.sorted
+  }
+
+  private put(position: Position): void {
+    this.positions.set(this.key(position.account, position.marketId), position)
+    this.sorted = undefined
   }
 
   cashOf(account: string): F.Fixed {
@@ -216,7 +225,7 @@ export class Ledger {
 
   /** Puts back a position and an account's cash moved, as the store kept them. */
   restore(position: Position): void {
-    this.positions.set(this.key(position.account, position.marketId), position)
+    this.put(position)
   }
 
   restoreCash(account: string, moved: F.Fixed): void {
@@ -230,7 +239,7 @@ export class Ledger {
   settle(account: string, marketId: string, payout: F.Fixed, ts: number, redeems = false): Settlement | undefined {
     const settlement = settlementOf(this.position(account, marketId), payout, ts, redeems)
     if (settlement === undefined) return undefined
-    this.positions.set(this.key(account, marketId), settlement.position)
+    this.put(settlement.position)
     this.moved.set(account, F.add(this.cashMoved(account), settlement.cashChange))
     return settlement
   }
@@ -244,7 +253,7 @@ export class Ledger {
     const settled = position.settled
     if (settled?.redemption === undefined || redeemableAmount(settled) === 0) return undefined
     const after = { ...position, settled: { ...settled, redemption: { ...settled.redemption, redeemedAt: ts } } }
-    this.positions.set(this.key(account, marketId), after)
+    this.put(after)
     return after
   }
 
@@ -253,7 +262,7 @@ export class Ledger {
     const before = this.position(fill.account, fill.marketId)
     this.moved.set(fill.account, F.add(this.cashMoved(fill.account), cashDelta(before.contracts, fill)))
     const after = applyFill(before, fill)
-    this.positions.set(this.key(fill.account, fill.marketId), after)
+    this.put(after)
     return after
   }
 }

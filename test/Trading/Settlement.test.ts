@@ -52,6 +52,26 @@ const payoutArb = fc.oneof(
 )
 
 describe("settlement in the ledger", () => {
+  it("lists every position as it is now: the same list while none changes, a new one after each change", () => {
+    fc.assert(
+      fc.property(fc.array(fillArb, { maxLength: 30 }), payoutArb, (specs, payout) => {
+        const ledger = new Ledger(() => F.of("1000"))
+        let last = ledger.allPositions()
+        for (const f of fillsOf(specs)) {
+          assert.strictEqual(ledger.allPositions(), last)
+          const after = ledger.record(f)
+          const now = ledger.allPositions()
+          assert.notStrictEqual(now, last)
+          assert.include(now, after)
+          last = now
+        }
+        const settled = ledger.settle(ACCOUNT, "sim:m0", payout, 1000)
+        if (settled !== undefined) assert.include(ledger.allPositions(), settled.position)
+        else assert.strictEqual(ledger.allPositions(), last)
+      })
+    )
+  })
+
   it("conserves money: cash grows by what the contracts pay, realized P&L by that less their cost, once", () => {
     fc.assert(
       fc.property(
