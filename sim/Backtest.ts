@@ -71,6 +71,14 @@ export interface BacktestReport {
   readonly events_sha256: string
 }
 
+/** A market's best prices as last read; the touch shown to the hooks and the mid, each made when first needed. */
+interface TouchSeen {
+  readonly bid: F.Fixed | null
+  readonly ask: F.Fixed | null
+  shown: Touch | undefined
+  mid: F.Fixed | null | undefined
+}
+
 type Action =
   | { readonly _tag: "place"; readonly id: string; readonly order: StrategyOrder }
   | {
@@ -110,11 +118,11 @@ export const backtest = (options: BacktestOptions) =>
      * Each market's best prices as last read, and the touch the hooks are shown of them: formatted when first asked
      * for, and kept (the same object) while the prices stay.
      */
-    const touches = new Map<string, { bid: F.Fixed | null; ask: F.Fixed | null; shown: Touch | undefined }>()
+    const touches = new Map<string, TouchSeen>()
     const setTouch = (id: string, bid: F.Fixed | null, ask: F.Fixed | null) => {
       const seen = touches.get(id)
       if (seen !== undefined && seen.bid === bid && seen.ask === ask) return
-      touches.set(id, { bid, ask, shown: undefined })
+      touches.set(id, { bid, ask, shown: undefined, mid: undefined })
     }
     const touchOf = (id: string): Touch => {
       const t = touches.get(id)
@@ -143,8 +151,12 @@ export const backtest = (options: BacktestOptions) =>
     let inMarketMs = 0
     let firstTs: number | null = null
 
-    const midOf = (t: { readonly bid: F.Fixed | null; readonly ask: F.Fixed | null } | undefined) =>
-      t === undefined || t.bid === null || t.ask === null ? null : F.div(F.add(t.bid, t.ask), F.fromInt(2))
+    /** The mid of a touch, worked out once for each new one. */
+    const midOf = (t: TouchSeen | undefined): F.Fixed | null => {
+      if (t === undefined) return null
+      t.mid ??= t.bid === null || t.ask === null ? null : F.div(F.add(t.bid, t.ask), F.fromInt(2))
+      return t.mid
+    }
 
     const ctx: StrategyContext = {
       get now() {
@@ -384,7 +396,26 @@ export const backtest = (options: BacktestOptions) =>
       })
 
     /** Equity = cash + what the held contracts are worth at mid; sampled at most once a second. */
-    const sample = (ts: number) => {
+    /**
+     * What the last valuation read (the cash, the positions, their markets' touches) and made of them: while none of
+     * them is a new one, the equity and the contracts held are what they were.
+     */
+    let valued:
+      | {
+          readonly cash: F.Fixed
+          readonly positions: typeof positions
+          readonly touches: ReadonlyArray<TouchSeen | undefined>
+          readonly value: F.Fixed
+          readonly held: F.Fixed
+        }
+      | undefined
+    const valuation = () => {
+      if (valued !== undefined && valued.cash === cash && valued.positions === positions) {
+        let same = true
+        for (let i = 0; i < positions.length && same; i++)
+          same = touches.get(positions[i]!.marketId) === valued.touches[i]
+        if (same) return valued
+      }
       let value = cash
       let held = F.ZERO
       for (const p of positions) {
@@ -396,6 +427,12 @@ export const backtest = (options: BacktestOptions) =>
           p.contracts > 0 ? F.mul(p.contracts, mid) : F.mul(Math.abs(p.contracts) as F.Fixed, F.sub(F.ONE, mid))
         )
       }
+      valued = { cash, positions, touches: positions.map((p) => touches.get(p.marketId)), value, held }
+      return valued
+    }
+
+    const sample = (ts: number) => {
+      const { value, held } = valuation()
       maxContracts = F.max(maxContracts, held)
       if (held > 0 && inMarketSince === null) inMarketSince = ts
       if (held === 0 && inMarketSince !== null) {
@@ -409,10 +446,10 @@ export const backtest = (options: BacktestOptions) =>
       for (const id of markets) {
         const mid = midOf(touches.get(id))
         if (mid === null) continue
-        const series = prices.get(id) ?? []
+        let series = prices.get(id)
+        if (series === undefined) prices.set(id, (series = []))
         const lastPrice = series[series.length - 1]
         if (lastPrice === undefined || ts - lastPrice[0] >= 1000) series.push([ts, F.format(mid)])
-        prices.set(id, series)
       }
     }
 
