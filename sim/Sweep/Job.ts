@@ -118,7 +118,12 @@ export const tapeStream = (job: Job, cache: JobCache): TapeStream => {
   const key =
     job.tape.kind === "file" ? `file:${job.tape.path}` : `seed:${job.seed}:${job.tape.markets}:${job.tape.durationS}`
   const kept = cache.tapes.get(key)
-  if (kept !== undefined) return streamTapeBytes(kept)
+  if (kept !== undefined) {
+    // The most recently used go last, so the least recently used go first when room is needed.
+    cache.tapes.delete(key)
+    cache.tapes.set(key, kept)
+    return streamTapeBytes(kept)
+  }
   let bytes: Uint8Array
   if (job.tape.kind === "file") {
     const path = job.tape.path
@@ -133,9 +138,14 @@ export const tapeStream = (job: Job, cache: JobCache): TapeStream => {
     const g = generateTape({ seed: job.seed, markets: job.tape.markets, durationS: job.tape.durationS })
     bytes = arrowTapeBytes(g.header, g.events)
   }
-  // A grid over generated tapes would keep one per seed: the oldest go first.
-  while (cache.tapes.size > 0 && (cache.tapes.size >= 8 || cache.keptBytes + bytes.byteLength > KEPT_TAPES_BYTES))
-    cache.tapes.delete(cache.tapes.keys().next().value!)
+  // A grid over generated tapes keeps one per seed, as many as fit: jobs go through the seeds in turn (see `Spec.ts`),
+  // so a bound on their number below the seeds' would read or generate every job's tape again.
+  let bytesKept = cache.keptBytes
+  while (cache.tapes.size > 0 && bytesKept + bytes.byteLength > KEPT_TAPES_BYTES) {
+    const oldest = cache.tapes.keys().next().value!
+    bytesKept -= cache.tapes.get(oldest)!.byteLength
+    cache.tapes.delete(oldest)
+  }
   cache.tapes.set(key, bytes)
   return streamTapeBytes(bytes)
 }

@@ -16,7 +16,7 @@ import { DataStore } from "../../src/Data/Store.ts"
 import { keyOn, startHost } from "../Data/Support.ts"
 import { declaredParams, strategyOf, type StrategyExport } from "../../sim/Strategy.ts"
 import { loadStrategyModule } from "../../sim/StrategyLoader.ts"
-import { generatedTape, isFailure, type JobResult, lineOf, runJob } from "../../sim/Sweep/Job.ts"
+import { generatedTape, isFailure, JobCache, type JobResult, lineOf, runJob, tapeStream } from "../../sim/Sweep/Job.ts"
 import { decodeSpec, expandJobs, grid, jobCount, type SweepSpec } from "../../sim/Sweep/Spec.ts"
 import { rank, resolveSpec, runSweep } from "../../sim/Sweep/Sweep.ts"
 import { makePool } from "../../sim/Sweep/Workers.ts"
@@ -176,6 +176,27 @@ describe("ranking", () => {
         expect(rank(results, "net").length).toBe(results.length)
       })
     )
+  })
+})
+
+describe("a worker's kept tapes", () => {
+  it("keep one tape per seed of a grid, however many seeds, while they fit: a second pass makes none again", () => {
+    const cache = new JobCache()
+    const seeds = Array.from({ length: 12 }, (_, i) => i + 1)
+    const job = (seed: number) => ({
+      id: `job-${seed}`,
+      strategy: MOMENTUM,
+      params: {},
+      seed,
+      tape: { kind: "generated" as const, markets: 1, durationS: 5 }
+    })
+    for (const seed of seeds) tapeStream(job(seed), cache)
+    const first = new Map(cache.tapes)
+    expect(first.size).toBe(seeds.length)
+    // Jobs go through the seeds in turn: each is read from what was kept, the very bytes made the first time.
+    for (const seed of seeds) tapeStream(job(seed), cache)
+    expect(cache.tapes.size).toBe(seeds.length)
+    for (const [key, bytes] of cache.tapes) expect(first.get(key)).toBe(bytes)
   })
 })
 
