@@ -99,12 +99,13 @@ export const makePool = (size: number, heapMb = JOB_HEAP_MB): Effect.Effect<Pool
         worker.on("message", (message: { job: string; line?: string; error?: string }) => {
           const task = slot.busy
           if (task === undefined || task.job.id !== message.job) return
+          // The worker has its next job before this one's answer is read.
+          next(slot)
           task.done(
             message.line !== undefined
               ? (JSON.parse(message.line) as JobOutcome)
               : new Error(message.error ?? "the worker answered nothing")
           )
-          next(slot)
         })
         const died = (reason: string) => {
           if (slot.worker !== worker) return
