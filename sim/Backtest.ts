@@ -395,7 +395,6 @@ export const backtest = (options: BacktestOptions) =>
         }
       })
 
-    /** Equity = cash + what the held contracts are worth at mid; sampled at most once a second. */
     /**
      * What the last valuation read (the cash, the positions, their markets' touches) and made of them: while none of
      * them is a new one, the equity and the contracts held are what they were.
@@ -431,6 +430,7 @@ export const backtest = (options: BacktestOptions) =>
       return valued
     }
 
+    /** Equity = cash + what the held contracts are worth at mid; sampled at most once a second. */
     const sample = (ts: number) => {
       const { value, held } = valuation()
       maxContracts = F.max(maxContracts, held)
