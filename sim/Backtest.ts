@@ -7,7 +7,7 @@ import { PlaceOrder } from "../src/Http/Desk/Api.ts"
 import { OrderStore } from "../src/Services/OrderStore.ts"
 import { type Venue, VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
-import { type Position, unrealized } from "../src/Trading/Ledger.ts"
+import { type Fill, type Position, unrealized } from "../src/Trading/Ledger.ts"
 import { submitBucketOrder, submitOrder } from "../src/Orders.ts"
 import { bucketIdOf, Buckets } from "../src/Trading/Buckets.ts"
 import { replay, type RunContext, type Wiring } from "./Replay.ts"
@@ -364,13 +364,38 @@ export const backtest = (options: BacktestOptions) =>
     /** Whether a fill may have come in since `deliverFills` last read them. */
     const fillsMoved = (run: RunContext) => fillsRead === -1 || fillCount(run) !== fillsRead
 
+    /**
+     * The run's fills oldest first, by time then seq (`desk.fills` reversed). Where the store reads its fills at once,
+     * the list is kept here and each read takes in only the fills written since the last, each put in its place.
+     */
+    const fillsKept: Array<Fill> = []
+    const seqsKept: Array<number> = []
+    let rowsRead = 0
+    const fillsInOrder = (run: RunContext): Effect.Effect<ReadonlyArray<Fill>> => {
+      const desk = Context.get(run.context, Desk)
+      const read = desk.fillsNow(run.accounts, rowsRead)
+      if (read === undefined) return Effect.map(desk.fills({ accounts: run.accounts }), (list) => [...list].reverse())
+      rowsRead = read.next
+      for (const { fill, seq } of read.fills) {
+        let at = fillsKept.length
+        while (
+          at > 0 &&
+          (fillsKept[at - 1]!.ts > fill.ts || (fillsKept[at - 1]!.ts === fill.ts && seqsKept[at - 1]! > seq))
+        )
+          at--
+        fillsKept.splice(at, 0, fill)
+        seqsKept.splice(at, 0, seq)
+      }
+      return Effect.succeed(fillsKept)
+    }
+
     /** Hands new fills to `onFill`, naming the strategy order each belongs to. */
     const deliverFills = (run: RunContext) =>
       Effect.gen(function* () {
         const desk = Context.get(run.context, Desk)
         // Read before the list: a fill written after it moves the count again, so it is never taken for seen.
         fillsRead = fillCount(run)
-        const fills = [...(yield* desk.fills({ accounts: run.accounts }))].reverse()
+        const fills = yield* fillsInOrder(run)
         while (seenFills < fills.length) {
           const f = fills[seenFills++]!
           sent += 1

@@ -173,13 +173,15 @@ export interface Batch {
   readonly entries?: ReadonlyArray<JournalEntry> | undefined
 }
 
-/** The reads of a placement, answered at once: see `OrderStore.now`. */
+/** The reads answered at once (a placement's, a backtest's between two events): see `OrderStore.now`. */
 export interface StoreReadsNow {
   readonly orderByClientId: (account: string, clientOrderId: string) => StoredOrder | undefined
   readonly orderByVenueOrderId: (venue: string, venueOrderId: string) => StoredOrder | undefined
   readonly hasFill: (id: string) => boolean
   /** How many fills have been written: it only grows, so an unchanged count means no new fill. */
   readonly fillCount: () => number
+  /** The fills written from the `from`-th on (counted from 0), in the order they were written. */
+  readonly fillsFrom: (from: number) => ReadonlyArray<FillRow>
 }
 
 export class OrderStore extends Context.Tag("crossbook/OrderStore")<
@@ -326,7 +328,8 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         return id === undefined ? undefined : orders.get(id)
       },
       hasFill: (id) => fillIds.has(id),
-      fillCount: () => fills.length
+      fillCount: () => fills.length,
+      fillsFrom: (from) => fills.slice(from)
     }
     return {
       write: (batch) => Effect.sync(() => writeNow(batch)),

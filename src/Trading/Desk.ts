@@ -878,6 +878,18 @@ const makeDesk = (config: DeskConfig) =>
       /** Every fill a filter matches, newest first (by time, then journal seq), read from the store. */
       fills: (filter: FillFilter) =>
         Effect.map(store.listFills(filter), (rows) => rows.map((row) => parseFill(row.record))),
+      /**
+       * The fills of these accounts the store wrote from its `from`-th fill on, in the order written, each with its seq,
+       * and where the next read starts; undefined when the store cannot read them at once (`fills` is the way).
+       */
+      fillsNow: (accounts: ReadonlyArray<string>, from: number) => {
+        const rows = store.now?.fillsFrom(from)
+        if (rows === undefined) return undefined
+        const fills: Array<{ readonly fill: Fill; readonly seq: number }> = []
+        for (const row of rows)
+          if (accounts.includes(row.account)) fills.push({ fill: parseFill(row.record), seq: row.seq })
+        return { fills, next: from + rows.length }
+      },
       /** One page of fills, newest first: at most `limit` after the cursor's (time, seq), each with its seq. */
       fillPage: (
         filter: FillFilter,
