@@ -1,5 +1,6 @@
 /** Backtests: a strategy module run over a tape through the engine itself, with a report and an equity curve. */
-import { Context, Effect, Schema } from "effect"
+import { Context, Effect, Either, Schema } from "effect"
+import { ApiError } from "../src/Domain/Errors.ts"
 import * as F from "../src/Domain/Fixed.ts"
 import { type OrderStatus, TERMINAL } from "../src/Domain/Order.ts"
 import { Engine } from "../src/Engine/Engine.ts"
@@ -8,7 +9,7 @@ import { OrderStore } from "../src/Services/OrderStore.ts"
 import { type Venue, VenueGateway } from "../src/Services/VenueGateway.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import { type Fill, type Position, unrealized } from "../src/Trading/Ledger.ts"
-import { submitBucketOrder, submitOrder } from "../src/Orders.ts"
+import { submitBucketOrder, submitOrder, submitOrderNow } from "../src/Orders.ts"
 import { bucketIdOf, Buckets } from "../src/Trading/Buckets.ts"
 import { replay, type RunContext, type Wiring } from "./Replay.ts"
 import type { Strategy, StrategyContext, StrategyFill, StrategyOrder, Touch } from "./Strategy.ts"
@@ -333,13 +334,30 @@ export const backtest = (options: BacktestOptions) =>
             }
             const order = decoded.right
             const bucketId = bucketIdOf(order.market_id)
-            const result = yield* Effect.either(
+            const account = run.accountOf(order.market_id)
+            // A plain order the desk can place at once is placed in plain code; any other through the Effects.
+            const placedNow =
               bucketId !== undefined
-                ? Effect.flatMap(Context.get(run.context, Buckets).get(bucketId), (bucket) =>
-                    submitBucketOrder(order, bucket, actor)
-                  ).pipe(Effect.provide(run.context))
-                : submitOrder(order, run.accountOf(order.market_id), actor).pipe(Effect.provide(run.context))
-            )
+                ? undefined
+                : submitOrderNow(
+                    order,
+                    account,
+                    actor,
+                    { desk, engine: Context.get(run.context, Engine) },
+                    run.clock.unsafeCurrentTimeMillis()
+                  )
+            const result =
+              placedNow !== undefined
+                ? placedNow instanceof ApiError
+                  ? Either.left(placedNow)
+                  : Either.right(placedNow)
+                : yield* Effect.either(
+                    bucketId !== undefined
+                      ? Effect.flatMap(Context.get(run.context, Buckets).get(bucketId), (bucket) =>
+                          submitBucketOrder(order, bucket, actor)
+                        ).pipe(Effect.provide(run.context))
+                      : submitOrder(order, account, actor).pipe(Effect.provide(run.context))
+                  )
             if (result._tag === "Left") {
               refused.push({ ts: now, order: action.id, message: `${result.left.code}: ${result.left.message}` })
               log.push(`${now} ${action.id} refused: ${result.left.message}`)

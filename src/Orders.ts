@@ -25,20 +25,46 @@ export const submitOrder: (
   actor: string
 ) => Effect.Effect<{ readonly order: Order; readonly created: boolean }, ApiError, Desk | Engine> = Effect.fnUntraced(
   function* (request, account, actor) {
-    const market_id = Id.asMarketId(request.market_id)
-    if (market_id === undefined) return yield* Effect.fail(badMarketId())
     const engine = yield* Engine
-    if (engine.holds(request.type)) return yield* engine.create({ ...request, market_id, account }, actor)
-    if (!PLAIN.has(request.type)) return yield* Effect.fail(unknownType(request.type, orderTypes(engine)))
-    if (request.params !== undefined)
-      return yield* Effect.fail(ApiError.field("params", "a plain order takes no params"))
-    if (request.stop_price !== undefined) {
-      return yield* Effect.fail(ApiError.field("stop_price", "a plain order takes no stop_price; use a stop type"))
-    }
+    const routed = routeOf(request, engine)
+    if (routed instanceof ApiError) return yield* Effect.fail(routed)
+    const market_id = routed.market_id
+    if (routed.held) return yield* engine.create({ ...request, market_id, account }, actor)
     const desk = yield* Desk
     return yield* desk.place({ ...request, market_id, account }, actor)
   }
 )
+
+/**
+ * `submitOrder` in plain code at `now`, for a plain order the desk can place at once (`Desk.placeNow`): the same
+ * checks and answer. Undefined, with nothing done, when it cannot (one of the engine's types, or a desk that must
+ * wait): `submitOrder` is the way.
+ */
+export const submitOrderNow = (
+  request: OrderRequest,
+  account: string,
+  actor: string,
+  services: { readonly desk: Desk["Type"]; readonly engine: Engine["Type"] },
+  now: number
+): { readonly order: Order; readonly created: boolean } | ApiError | undefined => {
+  const routed = routeOf(request, services.engine)
+  if (routed instanceof ApiError) return routed
+  if (routed.held) return undefined
+  return services.desk.placeNow({ ...request, market_id: routed.market_id, account }, actor, now)
+}
+
+/** Where an order goes: its market id parsed, and whether the engine holds its type; the error of one that is wrong. */
+const routeOf = (request: OrderRequest, engine: Engine["Type"]) => {
+  const market_id = Id.asMarketId(request.market_id)
+  if (market_id === undefined) return badMarketId()
+  if (engine.holds(request.type)) return { market_id, held: true }
+  if (!PLAIN.has(request.type)) return unknownType(request.type, orderTypes(engine))
+  if (request.params !== undefined) return ApiError.field("params", "a plain order takes no params")
+  if (request.stop_price !== undefined) {
+    return ApiError.field("stop_price", "a plain order takes no stop_price; use a stop type")
+  }
+  return { market_id, held: false }
+}
 
 /**
  * A `market` order on a bucket (`market_id: "bucket:<id>"`): the engine holds it and routes it across the members'
