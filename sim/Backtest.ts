@@ -376,19 +376,19 @@ export const backtest = (options: BacktestOptions) =>
         }
       })
 
-    /** The store's count of fills when `deliverFills` last read them; -1 before it has, or where it cannot be read. */
-    let fillsRead = -1
-    const fillCount = (run: RunContext) => Context.get(run.context, OrderStore).now?.fillCount() ?? -1
-    /** Whether a fill may have come in since `deliverFills` last read them. */
-    const fillsMoved = (run: RunContext) => fillsRead === -1 || fillCount(run) !== fillsRead
-
     /**
      * The run's fills oldest first, by time then seq (`desk.fills` reversed). Where the store reads its fills at once,
      * the list is kept here and each read takes in only the fills written since the last, each put in its place.
      */
     const fillsKept: Array<Fill> = []
     const seqsKept: Array<number> = []
+    /** How many of the store's fills have been taken in. */
     let rowsRead = 0
+    /** Whether a fill may have come in since the last read (always, where the store cannot count its fills at once). */
+    const fillsMoved = (run: RunContext) => {
+      const count = Context.get(run.context, OrderStore).now?.fillCount()
+      return count === undefined || count !== rowsRead
+    }
     const fillsInOrder = (run: RunContext): Effect.Effect<ReadonlyArray<Fill>> => {
       const desk = Context.get(run.context, Desk)
       const read = desk.fillsNow(run.accounts, rowsRead)
@@ -411,8 +411,6 @@ export const backtest = (options: BacktestOptions) =>
     const deliverFills = (run: RunContext) =>
       Effect.gen(function* () {
         const desk = Context.get(run.context, Desk)
-        // Read before the list: a fill written after it moves the count again, so it is never taken for seen.
-        fillsRead = fillCount(run)
         const fills = yield* fillsInOrder(run)
         while (seenFills < fills.length) {
           const f = fills[seenFills++]!

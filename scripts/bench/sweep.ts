@@ -78,7 +78,7 @@ const bookkeeping = (count: number) =>
       yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
       const answer = (id: string): JobOutcome => ({ job: id, params: {}, seed: 1, tape: "none", error: "trivial" })
       const trivial: Pool = { size: 1, run: (job) => Effect.succeed(answer(job.id)) }
-      const list = jobs(count).map((j, i) => ({ ...j, id: `job-${i}` }))
+      const list = jobs(count)
       const direct = yield* run(trivial.run, list, 32, false)
       const cluster = yield* Layer.build(localCluster(join(dir, "cluster.db"), trivial))
       const execute = yield* clusterExecutor(sweepId(list)).pipe(Effect.provide(cluster))

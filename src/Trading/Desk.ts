@@ -550,11 +550,6 @@ const makeDesk = (config: DeskConfig) =>
     }
 
     const lockedOf = (account: string) => memory.locked(account)
-    const balanceOf = (account: string) => {
-      const cash = ledger.cashOf(account)
-      const locked = lockedOf(account)
-      return { account, cash, locked, available: F.sub(cash, locked) }
-    }
 
     const pnlToday = (account: string, now: number) =>
       Effect.gen(function* () {
@@ -910,7 +905,14 @@ const makeDesk = (config: DeskConfig) =>
           }
           return out
         }),
-      balances: (accounts: ReadonlyArray<string>) => Effect.sync(() => accounts.map(balanceOf)),
+      balances: (accounts: ReadonlyArray<string>) =>
+        Effect.sync(() =>
+          accounts.map((account) => {
+            const cash = ledger.cashOf(account)
+            const locked = lockedOf(account)
+            return { account, cash, locked, available: F.sub(cash, locked) }
+          })
+        ),
       markOf: (marketId: string) => Effect.map(bookOf(marketId), (book) => markOf(marketId, book)),
       ledgerPositions: Effect.sync(() => ledger.allPositions()),
       /** `ledgerPositions` read at once. */
