@@ -92,6 +92,31 @@ type Action =
 
 const decodeOrder = Schema.decodeUnknownEither(PlaceOrder)
 
+/**
+ * A value taken at most once a second of simulated time, kept as two columns of numbers (no object per point) and
+ * formatted as `[ts, value]` points once, for the report.
+ */
+class Sampled {
+  private readonly ts: Array<number> = []
+  private readonly values: Array<F.Fixed> = []
+  /** Whether a value taken at `ts` is kept: none yet, or a second or more since the last one. */
+  due(ts: number): boolean {
+    const n = this.ts.length
+    return n === 0 || ts - this.ts[n - 1]! >= 1000
+  }
+  sample(ts: number, value: F.Fixed): void {
+    if (!this.due(ts)) return
+    this.ts.push(ts)
+    this.values.push(value)
+  }
+  last(): F.Fixed | undefined {
+    return this.values[this.values.length - 1]
+  }
+  points(): Array<readonly [number, string]> {
+    return this.ts.map((ts, i) => [ts, F.format(this.values[i]!)] as const)
+  }
+}
+
 /** Runs the strategy; the hooks drive it from the replay's event loop, on the replay's clock. */
 export const backtest = (options: BacktestOptions) =>
   Effect.gen(function* () {
@@ -142,8 +167,8 @@ export const backtest = (options: BacktestOptions) =>
     }> = []
     let cash = startingCash
     let markets: ReadonlyArray<Id.MarketId> = []
-    const equity: Array<readonly [number, string]> = []
-    const prices = new Map<string, Array<readonly [number, string]>>()
+    const equity = new Sampled()
+    const prices = new Map<string, Sampled>()
     const traded = new Map<string, number>()
     let peak = startingCash as F.Fixed
     let drawdown = F.ZERO
@@ -227,8 +252,29 @@ export const backtest = (options: BacktestOptions) =>
 
     const startOf = (run: RunContext) => {
       now = run.clock.unsafeCurrentTimeMillis()
-      startingTotal = F.mul(startingCash, F.fromInt(run.accounts.length))
+      use(run)
     }
+    /** The run `startingTotal` and the services below were taken from (a run's accounts and services never change). */
+    let seenRun: RunContext | undefined
+    let gateway: Context.Tag.Service<typeof VenueGateway>
+    let desk: Context.Tag.Service<typeof Desk>
+    let storeNow: Context.Tag.Service<typeof OrderStore>["now"]
+    const use = (run: RunContext) => {
+      if (run === seenRun) return
+      seenRun = run
+      startingTotal = F.mul(startingCash, F.fromInt(run.accounts.length))
+      gateway = Context.get(run.context, VenueGateway)
+      desk = Context.get(run.context, Desk)
+      storeNow = Context.get(run.context, OrderStore).now
+      views = undefined
+    }
+    /** Each market's venue, in the order of `markets`, where it shows its best prices at once (else null). */
+    let views: Array<Pick<TapeVenue, "view"> | null> | undefined
+    const viewsOf = () =>
+      (views ??= markets.map((id) => {
+        const venue: Venue & Partial<Pick<TapeVenue, "view">> = gateway.venue(Id.venueOf(id))!
+        return venue.view === undefined ? null : (venue as Pick<TapeVenue, "view">)
+      }))
 
     /** The ledger's list `positions` was last filtered from. */
     let positionsOf: ReadonlyArray<Position> | undefined
@@ -241,12 +287,11 @@ export const backtest = (options: BacktestOptions) =>
     /** `observe` at once; false (the rest left to `observeRead`) where something cannot be read now. */
     const observeNow = (run: RunContext): boolean => {
       if (markets.length === 0) return false
-      const gateway = Context.get(run.context, VenueGateway)
-      const desk = Context.get(run.context, Desk)
       startOf(run)
-      for (const id of markets) {
-        const venue: Venue & Partial<Pick<TapeVenue, "view">> = gateway.venue(Id.venueOf(id))!
-        const view = venue.view?.(id)
+      const shown = viewsOf()
+      for (let i = 0; i < markets.length; i++) {
+        const id = markets[i]!
+        const view = shown[i]?.view(id)
         if (view === undefined) return false
         setTouch(id, view.bestBid, view.bestAsk)
       }
@@ -270,12 +315,11 @@ export const backtest = (options: BacktestOptions) =>
     const observeRead = (run: RunContext) =>
       Effect.gen(function* () {
         startOf(run)
-        const gateway = Context.get(run.context, VenueGateway)
-        const desk = Context.get(run.context, Desk)
         if (markets.length === 0) {
           for (const venue of gateway.venues) {
             const listed = (yield* Effect.orDie(venue.markets)).map((m) => Id.makeMarketId(venue.info.id, m.nativeId))
             markets = [...markets, ...listed]
+            views = undefined
           }
         }
         for (const id of markets) {
@@ -386,7 +430,8 @@ export const backtest = (options: BacktestOptions) =>
     let rowsRead = 0
     /** Whether a fill may have come in since the last read (always, where the store cannot count its fills at once). */
     const fillsMoved = (run: RunContext) => {
-      const count = Context.get(run.context, OrderStore).now?.fillCount()
+      use(run)
+      const count = storeNow?.fillCount()
       return count === undefined || count !== rowsRead
     }
     const fillsInOrder = (run: RunContext): Effect.Effect<ReadonlyArray<Fill>> => {
@@ -482,15 +527,14 @@ export const backtest = (options: BacktestOptions) =>
       }
       peak = F.max(peak, value)
       drawdown = F.max(drawdown, F.sub(peak, value))
-      const last = equity[equity.length - 1]
-      if (last === undefined || ts - last[0] >= 1000) equity.push([ts, F.format(value)])
+      equity.sample(ts, value)
       for (const id of markets) {
+        let series = prices.get(id)
+        if (series !== undefined && !series.due(ts)) continue
         const mid = midOf(touches.get(id))
         if (mid === null) continue
-        let series = prices.get(id)
-        if (series === undefined) prices.set(id, (series = []))
-        const lastPrice = series[series.length - 1]
-        if (lastPrice === undefined || ts - lastPrice[0] >= 1000) series.push([ts, F.format(mid)])
+        if (series === undefined) prices.set(id, (series = new Sampled()))
+        series.sample(ts, mid)
       }
     }
 
@@ -611,7 +655,7 @@ export const backtest = (options: BacktestOptions) =>
         settled: F.format(settled)
       },
       starting_cash: F.format(startingTotal),
-      final_equity: equity[equity.length - 1]?.[1] ?? F.format(startingTotal),
+      final_equity: F.format(equity.last() ?? startingTotal),
       max_drawdown: F.format(drawdown),
       exposure: { max_contracts: F.format(maxContracts), time_in_market: Number((inMarketMs / span).toFixed(4)) },
       orders: placed,
@@ -632,8 +676,8 @@ export const backtest = (options: BacktestOptions) =>
         realized_pnl: s.realized_pnl,
         cash_change: s.cash_change
       })),
-      equity,
-      prices: { market_id: busiest, points: prices.get(busiest) ?? [] },
+      equity: equity.points(),
+      prices: { market_id: busiest, points: prices.get(busiest)?.points() ?? [] },
       log,
       events_sha256: result.summary.events_sha256
     }

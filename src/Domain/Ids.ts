@@ -73,5 +73,11 @@ export const parseAccountId = (text: string): AccountParts | undefined => {
   return at < 0 ? undefined : { venue: text.slice(0, at) as VenueId, name: text.slice(at + 1) }
 }
 
+/** Whether an account id `<venue>:<name>` names `name` (as `parseAccountId(text)?.name === name`, with no copy made). */
+export const accountNamed = (text: string, name: string): boolean => {
+  const at = cut(text)
+  return at > 0 && text.length - at - 1 === name.length && text.startsWith(name, at + 1)
+}
+
 /** The account id of a venue's account name. */
 export const makeAccountId = (venue: string, name: string): AccountId => `${venue}:${name}` as AccountId

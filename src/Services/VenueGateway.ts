@@ -294,7 +294,7 @@ export type FeeRule = (price: Fixed, amount: Fixed, liquidity: "maker" | "taker"
 export const PAPER = PAPER_NAME
 
 /** Whether an account `<venue>:<name>` is a paper account. */
-export const isPaperAccount = (account: string): boolean => Id.parseAccountId(account)?.name === PAPER
+export const isPaperAccount = (account: string): boolean => Id.accountNamed(account, PAPER)
 
 export interface VenueBalance {
   readonly cash: Fixed

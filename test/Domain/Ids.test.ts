@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import {
+  accountNamed,
   asMarketId,
   makeAccountId,
   makeMarketId,
@@ -63,4 +64,21 @@ describe("account ids", () => {
     assert.deepStrictEqual(parseAccountId(id), { venue: v, name: n })
     assert.strictEqual(venueOf(id), v)
   })
+
+  it.prop(
+    "an account names a name exactly when its parsed name is that name",
+    [
+      fc.oneof(
+        fc.string(),
+        fc.tuple(venue, native).map(([v, n]) => makeAccountId(v, n))
+      ),
+      fc.oneof(native, fc.constant("paper"))
+    ],
+    ([text, name]) => {
+      assert.strictEqual(accountNamed(text, name), parseAccountId(text)?.name === name)
+      const made = makeAccountId("sim", name)
+      assert.isTrue(accountNamed(made, name))
+      assert.isFalse(accountNamed(`${made}x`, name))
+    }
+  )
 })
