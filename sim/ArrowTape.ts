@@ -343,18 +343,20 @@ const validity = (data: Data): ((i: number) => boolean) => {
   return (i) => (bits[(at + i) >> 3]! & (1 << ((at + i) & 7))) !== 0
 }
 
-/** A key column's values as the tape's strings, `null` for a null (checked against the dictionary it must hold). */
-const keys = (data: Data, values: ReadonlyArray<string>, name: string): Array<string | null> => {
+/**
+ * A key column's values as the tape's strings, `null` for a null, read by row (checked against the dictionary it must
+ * hold, every row's key at once: no array of strings is made for the batch).
+ */
+const keys = (data: Data, values: ReadonlyArray<string>, name: string): ((i: number) => string | null) => {
   const dictionary = data.dictionary
   const words = dictionary === undefined ? [] : (dictionary.toArray() as Array<string>)
   const mapping = words.map((w) => (values.includes(w) ? w : fail(0, `${name} "${w}" is not allowed`)))
-  const out = new Array<string | null>(data.length)
   const indices = data.values as Int8Array | Int32Array
   const valid = validity(data)
   for (let i = 0; i < data.length; i++) {
-    out[i] = valid(i) ? (mapping[indices[i]!] ?? fail(0, `${name} key out of range`)) : null
+    if (valid(i) && mapping[indices[i]!] === undefined) fail(0, `${name} key out of range`)
   }
-  return out
+  return (i) => (valid(i) ? mapping[indices[i]!]! : null)
 }
 
 /** A column of 64-bit integers or 128-bit decimals as numbers (-1 for null); a value beyond 2^53 is refused. */
@@ -392,13 +394,16 @@ const makeFormat = () => {
 
 const COLUMNS = arrowTapeSchema({ type: "header", version: 1, source: "generated", markets: [] }).fields
 
-/** The events of one batch, checked for what the NDJSON parser checks. */
-const eventsOf = (
+/**
+ * The events of one batch, checked for what the NDJSON parser checks, made one at a time as they are taken: an event
+ * lives as long as its reader keeps it, not as long as its batch.
+ */
+function* eventsOf(
   batch: RecordBatch,
   header: TapeHeader,
   state: { lastTs: number; row: number },
   text: (v: number) => string
-) => {
+): Generator<TapeEvent> {
   const data = batch.data.children
   const n = batch.numRows
   const col = (name: string) => data[COLUMNS.findIndex((f) => f.name === name)]!
@@ -445,36 +450,35 @@ const eventsOf = (
   const bids = levelsOf("bids")
   const asks = levelsOf("asks")
   const isPrice = (v: number) => v > 0 && v < F.SCALE
-  const out = new Array<TapeEvent>(n)
   for (let i = 0; i < n; i++) {
     const row = state.row + i
     const t = ts[i]!
-    const m = market[i] ?? fail(row, "no market")
+    const m = market(i) ?? fail(row, "no market")
     if (t < state.lastTs) fail(row, `ts ${t} is before the previous event's ${state.lastTs}`)
     state.lastTs = t
-    switch (type[i]) {
+    switch (type(i)) {
       case "change": {
-        if (!isPrice(price[i]!) || size[i]! < 0 || side[i] === null) fail(row, "a change needs side, price and size")
-        out[i] = {
+        if (!isPrice(price[i]!) || size[i]! < 0 || side(i) === null) fail(row, "a change needs side, price and size")
+        yield {
           type: "change",
           ts: t,
           market: m,
-          side: side[i] as "bid" | "ask",
+          side: side(i) as "bid" | "ask",
           price: text(price[i]!),
           size: text(size[i]!)
         }
         break
       }
       case "trade": {
-        if (!isPrice(price[i]!) || !(amount[i]! > 0) || taker[i] === null)
+        if (!isPrice(price[i]!) || !(amount[i]! > 0) || taker(i) === null)
           fail(row, "a trade needs price, a positive amount and taker_side")
-        out[i] = {
+        yield {
           type: "trade",
           ts: t,
           market: m,
           price: text(price[i]!),
           amount: text(amount[i]!),
-          taker_side: taker[i] as "buy" | "sell"
+          taker_side: taker(i) as "buy" | "sell"
         }
         break
       }
@@ -482,24 +486,23 @@ const eventsOf = (
         const b = bids(i, true)
         const a = asks(i, false)
         if (b === undefined || a === undefined) fail(row, "a snapshot needs bids and asks")
-        out[i] = { type: "snapshot", ts: t, market: m, bids: b!, asks: a! }
+        yield { type: "snapshot", ts: t, market: m, bids: b!, asks: a! }
         break
       }
       case "status": {
-        const s = status[i] ?? fail(row, "a status needs status")
-        const r = result[i]
+        const s = status(i) ?? fail(row, "a status needs status")
+        const r = result(i)
         if (r !== null && s !== "settled") fail(row, "result is only allowed with status settled")
-        out[i] =
-          r === null
-            ? { type: "status", ts: t, market: m, status: s as "open" }
-            : { type: "status", ts: t, market: m, status: "settled", result: r as "yes" | "no" }
+        yield r === null
+          ? { type: "status", ts: t, market: m, status: s as "open" }
+          : { type: "status", ts: t, market: m, status: "settled", result: r as "yes" | "no" }
         break
       }
       case "quote": {
         const bb = bestBid[i]!
         const ba = bestAsk[i]!
         if ((bb >= 0 && !isPrice(bb)) || (ba >= 0 && !isPrice(ba))) fail(row, "a quote's prices lie in (0, 1)")
-        out[i] = {
+        yield {
           type: "quote",
           ts: t,
           market: m,
@@ -512,7 +515,7 @@ const eventsOf = (
         const e = expected[i]!
         const g = got[i]!
         if (e < 0 || g < 0 || e === g) fail(row, "a gap needs expected ≠ got")
-        out[i] = { type: "gap", ts: t, market: m, expected: e, got: g }
+        yield { type: "gap", ts: t, market: m, expected: e, got: g }
         break
       }
       default:
@@ -520,7 +523,6 @@ const eventsOf = (
     }
   }
   state.row += n
-  return out
 }
 
 /**
