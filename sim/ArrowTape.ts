@@ -31,6 +31,9 @@ export const HEADER_KEY = "crossbook.tape.header"
 /** Events in one record batch (the last one may hold fewer). */
 export const BATCH_ROWS = 65_536
 
+/** Rows of a batch made into events at a time as a tape is read. */
+const CHUNK_ROWS = 1024
+
 const TYPES = ["snapshot", "change", "trade", "status", "quote", "gap"] as const
 const SIDES = ["bid", "ask"] as const
 const TAKER_SIDES = ["buy", "sell"] as const
@@ -356,7 +359,7 @@ const keys = (data: Data, values: ReadonlyArray<string>, name: string): ((i: num
   for (let i = 0; i < data.length; i++) {
     if (valid(i) && mapping[indices[i]!] === undefined) fail(0, `${name} key out of range`)
   }
-  return (i) => (valid(i) ? mapping[indices[i]!]! : null)
+  return valid === ALL ? (i) => mapping[indices[i]!]! : (i) => (valid(i) ? mapping[indices[i]!]! : null)
 }
 
 /** A column of 64-bit integers or 128-bit decimals as numbers (-1 for null); a value beyond 2^53 is refused. */
@@ -395,17 +398,19 @@ const makeFormat = () => {
 const COLUMNS = arrowTapeSchema({ type: "header", version: 1, source: "generated", markets: [] }).fields
 
 /**
- * The events of one batch, checked for what the NDJSON parser checks, made one at a time as they are taken: an event
- * lives as long as its reader keeps it, not as long as its batch.
+ * One batch's rows as events, checked for what the NDJSON parser checks: its columns are read once, and `rows(from, to)`
+ * makes the events of those rows when they are wanted, so a batch's events live as long as the replay keeps them, not
+ * as long as the batch.
  */
-function* eventsOf(
+const rowsOf = (
   batch: RecordBatch,
   header: TapeHeader,
   state: { lastTs: number; row: number },
   text: (v: number) => string
-): Generator<TapeEvent> {
+): ((from: number, to: number) => Array<TapeEvent>) => {
   const data = batch.data.children
   const n = batch.numRows
+  const base = state.row
   const col = (name: string) => data[COLUMNS.findIndex((f) => f.name === name)]!
   const type = keys(col("type"), TYPES, "type")
   const ts = ints(col("ts"), 2, "ts")
@@ -439,8 +444,8 @@ function* eventsOf(
       for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
         const pk = p[k]!
         const sk = s[k]!
-        if (!(pk > 0 && pk < F.SCALE) || !(sk > 0)) fail(state.row + i, `${name} level out of range`)
-        if (last >= 0 && (falling ? pk >= last : pk <= last)) fail(state.row + i, `${name} must be best first`)
+        if (!(pk > 0 && pk < F.SCALE) || !(sk > 0)) fail(base + i, `${name} level out of range`)
+        if (last >= 0 && (falling ? pk >= last : pk <= last)) fail(base + i, `${name} must be best first`)
         last = pk
         out.push([text(pk), text(sk)])
       }
@@ -450,79 +455,86 @@ function* eventsOf(
   const bids = levelsOf("bids")
   const asks = levelsOf("asks")
   const isPrice = (v: number) => v > 0 && v < F.SCALE
-  for (let i = 0; i < n; i++) {
-    const row = state.row + i
-    const t = ts[i]!
-    const m = market(i) ?? fail(row, "no market")
-    if (t < state.lastTs) fail(row, `ts ${t} is before the previous event's ${state.lastTs}`)
-    state.lastTs = t
-    switch (type(i)) {
-      case "change": {
-        if (!isPrice(price[i]!) || size[i]! < 0 || side(i) === null) fail(row, "a change needs side, price and size")
-        yield {
-          type: "change",
-          ts: t,
-          market: m,
-          side: side(i) as "bid" | "ask",
-          price: text(price[i]!),
-          size: text(size[i]!)
+  const rows = (from: number, to: number): Array<TapeEvent> => {
+    const out: Array<TapeEvent> = []
+    for (let i = from; i < to; i++) {
+      const row = base + i
+      const t = ts[i]!
+      const m = market(i) ?? fail(row, "no market")
+      if (t < state.lastTs) fail(row, `ts ${t} is before the previous event's ${state.lastTs}`)
+      state.lastTs = t
+      switch (type(i)) {
+        case "change": {
+          if (!isPrice(price[i]!) || size[i]! < 0 || side(i) === null) fail(row, "a change needs side, price and size")
+          out.push({
+            type: "change",
+            ts: t,
+            market: m,
+            side: side(i) as "bid" | "ask",
+            price: text(price[i]!),
+            size: text(size[i]!)
+          })
+          break
         }
-        break
-      }
-      case "trade": {
-        if (!isPrice(price[i]!) || !(amount[i]! > 0) || taker(i) === null)
-          fail(row, "a trade needs price, a positive amount and taker_side")
-        yield {
-          type: "trade",
-          ts: t,
-          market: m,
-          price: text(price[i]!),
-          amount: text(amount[i]!),
-          taker_side: taker(i) as "buy" | "sell"
+        case "trade": {
+          if (!isPrice(price[i]!) || !(amount[i]! > 0) || taker(i) === null)
+            fail(row, "a trade needs price, a positive amount and taker_side")
+          out.push({
+            type: "trade",
+            ts: t,
+            market: m,
+            price: text(price[i]!),
+            amount: text(amount[i]!),
+            taker_side: taker(i) as "buy" | "sell"
+          })
+          break
         }
-        break
-      }
-      case "snapshot": {
-        const b = bids(i, true)
-        const a = asks(i, false)
-        if (b === undefined || a === undefined) fail(row, "a snapshot needs bids and asks")
-        yield { type: "snapshot", ts: t, market: m, bids: b!, asks: a! }
-        break
-      }
-      case "status": {
-        const s = status(i) ?? fail(row, "a status needs status")
-        const r = result(i)
-        if (r !== null && s !== "settled") fail(row, "result is only allowed with status settled")
-        yield r === null
-          ? { type: "status", ts: t, market: m, status: s as "open" }
-          : { type: "status", ts: t, market: m, status: "settled", result: r as "yes" | "no" }
-        break
-      }
-      case "quote": {
-        const bb = bestBid[i]!
-        const ba = bestAsk[i]!
-        if ((bb >= 0 && !isPrice(bb)) || (ba >= 0 && !isPrice(ba))) fail(row, "a quote's prices lie in (0, 1)")
-        yield {
-          type: "quote",
-          ts: t,
-          market: m,
-          best_bid: bb < 0 ? null : text(bb),
-          best_ask: ba < 0 ? null : text(ba)
+        case "snapshot": {
+          const b = bids(i, true)
+          const a = asks(i, false)
+          if (b === undefined || a === undefined) fail(row, "a snapshot needs bids and asks")
+          out.push({ type: "snapshot", ts: t, market: m, bids: b!, asks: a! })
+          break
         }
-        break
+        case "status": {
+          const s = status(i) ?? fail(row, "a status needs status")
+          const r = result(i)
+          if (r !== null && s !== "settled") fail(row, "result is only allowed with status settled")
+          out.push(
+            r === null
+              ? { type: "status", ts: t, market: m, status: s as "open" }
+              : { type: "status", ts: t, market: m, status: "settled", result: r as "yes" | "no" }
+          )
+          break
+        }
+        case "quote": {
+          const bb = bestBid[i]!
+          const ba = bestAsk[i]!
+          if ((bb >= 0 && !isPrice(bb)) || (ba >= 0 && !isPrice(ba))) fail(row, "a quote's prices lie in (0, 1)")
+          out.push({
+            type: "quote",
+            ts: t,
+            market: m,
+            best_bid: bb < 0 ? null : text(bb),
+            best_ask: ba < 0 ? null : text(ba)
+          })
+          break
+        }
+        case "gap": {
+          const e = expected[i]!
+          const g = got[i]!
+          if (e < 0 || g < 0 || e === g) fail(row, "a gap needs expected ≠ got")
+          out.push({ type: "gap", ts: t, market: m, expected: e, got: g })
+          break
+        }
+        default:
+          fail(row, "no type")
       }
-      case "gap": {
-        const e = expected[i]!
-        const g = got[i]!
-        if (e < 0 || g < 0 || e === g) fail(row, "a gap needs expected ≠ got")
-        yield { type: "gap", ts: t, market: m, expected: e, got: g }
-        break
-      }
-      default:
-        fail(row, "no type")
     }
+    return out
   }
   state.row += n
+  return rows
 }
 
 /**
@@ -569,7 +581,12 @@ export const readArrowTape = (source: string | Uint8Array): TapeStream => {
       *[Symbol.iterator]() {
         const state = { lastTs: -1, row: 1 }
         const text = makeFormat()
-        for (const batch of reader) if (batch.numRows > 0) yield* eventsOf(batch as RecordBatch, header, state, text)
+        for (const batch of reader) {
+          const n = batch.numRows
+          if (n === 0) continue
+          const rows = rowsOf(batch as RecordBatch, header, state, text)
+          for (let from = 0; from < n; from += CHUNK_ROWS) yield* rows(from, Math.min(n, from + CHUNK_ROWS))
+        }
       }
     }
   }
