@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { orderNumber, PARENT_ID_PREFIX } from "../Domain/Order.ts"
+import { TwoKeys } from "../Domain/TwoKeys.ts"
 import { EngineWriter, type Statement } from "../Persistence/Sql.ts"
 
 /** Newest first: later creation, then the higher order number. */
@@ -265,11 +266,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
   static readonly layerMemory = Layer.sync(OrderStore, () => {
     const journal: Array<JournalEvent> = []
     const orders = new Map<string, StoredOrder>()
-    const byClientId = new Map<string, string>()
+    const byClientId = new TwoKeys()
     const byParent = new Map<string, Array<string>>()
     const parents = new Map<string, StoredParent>()
     const settings = new Map<string, unknown>()
-    const byVenueOrderId = new Map<string, string>()
+    const byVenueOrderId = new TwoKeys()
     const fills: Array<FillRow> = []
     const fillIds = new Set<string>()
     const positions = new Map<string, StoredPosition>()
@@ -280,7 +281,7 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
         const order = orders.get(id)
         if (order === undefined) continue
         orders.delete(id)
-        byClientId.delete(`${order.account}\u0000${order.clientOrderId}`)
+        byClientId.delete(order.account, order.clientOrderId)
         if (order.parentId !== null) {
           const kids = byParent.get(order.parentId)?.filter((k) => k !== id)
           if (kids !== undefined) byParent.set(order.parentId, kids)
@@ -295,11 +296,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
             if (kids === undefined) byParent.set(order.parentId, [order.id])
             else kids.push(order.id)
           }
-          byClientId.set(`${order.account}\u0000${order.clientOrderId}`, order.id)
+          byClientId.set(order.account, order.clientOrderId, order.id)
         }
         orders.set(order.id, order)
         if (order.venueOrderId != null && order.venueOrderId !== before?.venueOrderId) {
-          byVenueOrderId.set(`${order.venue}\u0000${order.venueOrderId}`, order.id)
+          byVenueOrderId.set(order.venue, order.venueOrderId, order.id)
         }
       }
       for (const parent of batch.parents ?? []) parents.set(parent.id, parent)
@@ -320,11 +321,11 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
     }
     const now: StoreReadsNow = {
       orderByClientId: (account, clientOrderId) => {
-        const id = byClientId.get(`${account}\u0000${clientOrderId}`)
+        const id = byClientId.get(account, clientOrderId)
         return id === undefined ? undefined : orders.get(id)
       },
       orderByVenueOrderId: (venue, venueOrderId) => {
-        const id = byVenueOrderId.get(`${venue}\u0000${venueOrderId}`)
+        const id = byVenueOrderId.get(venue, venueOrderId)
         return id === undefined ? undefined : orders.get(id)
       },
       hasFill: (id) => fillIds.has(id),

@@ -3,30 +3,12 @@ import * as F from "../Domain/Fixed.ts"
 import { accountId, type Order, type OrderStatus, remainingOf, TERMINAL } from "../Domain/Order.ts"
 import type { ParentHead } from "../Services/OrderStore.ts"
 import { collateral } from "./Ledger.ts"
+import { TwoKeys } from "../Domain/TwoKeys.ts"
 
 /** How many finished orders stay in memory after they finish. */
 const RECENT = 1024
 
 export const OPEN_STATUSES: ReadonlySet<OrderStatus> = new Set(["pending", "open", "pending_cancel"])
-
-/** Ids under two keys, with no key string made per entry (the inner keys are the orders' own strings). */
-class TwoKeys {
-  private readonly outer = new Map<string, Map<string, string>>()
-  get(a: string, b: string): string | undefined {
-    return this.outer.get(a)?.get(b)
-  }
-  set(a: string, b: string, id: string): void {
-    let inner = this.outer.get(a)
-    if (inner === undefined) this.outer.set(a, (inner = new Map()))
-    inner.set(b, id)
-  }
-  delete(a: string, b: string): void {
-    const inner = this.outer.get(a)
-    if (inner === undefined) return
-    inner.delete(b)
-    if (inner.size === 0) this.outer.delete(a)
-  }
-}
 
 /**
  * Who holds working engine parents: the desk keeps no record of its own for them, nor any entry per parent; it asks
