@@ -349,7 +349,7 @@ export const backtest = (options: BacktestOptions) =>
         while (actions.length > 0) {
           sent += 1
           const action = actions.shift()!
-          const desk = Context.get(run.context, Desk)
+          use(run)
           const actor = `strategy ${strategy.name ?? ""}`.trim()
           if (action._tag === "bucket") {
             const made = yield* Effect.either(
@@ -435,7 +435,7 @@ export const backtest = (options: BacktestOptions) =>
       return count === undefined || count !== rowsRead
     }
     const fillsInOrder = (run: RunContext): Effect.Effect<ReadonlyArray<Fill>> => {
-      const desk = Context.get(run.context, Desk)
+      use(run)
       const read = desk.fillsNow(run.accounts, rowsRead)
       if (read === undefined) return Effect.map(desk.fills({ accounts: run.accounts }), (list) => [...list].reverse())
       rowsRead = read.next
@@ -455,7 +455,6 @@ export const backtest = (options: BacktestOptions) =>
     /** Hands new fills to `onFill`, naming the strategy order each belongs to. */
     const deliverFills = (run: RunContext) =>
       Effect.gen(function* () {
-        const desk = Context.get(run.context, Desk)
         const fills = yield* fillsInOrder(run)
         while (seenFills < fills.length) {
           const f = fills[seenFills++]!
