@@ -297,6 +297,8 @@ export const replay = (options: ReplayOptions) => {
       segment.count += 1
     }
     let from = 0
+    /** When the last view was handed to the engine (with timings). */
+    let viewFrom = 0
     let wokenSeen = engine.stats().woken
     // The event log, hashed (and handed on) as the journal grows: whatever ran since the last look is written.
     const hash = createHash("sha256")
@@ -349,9 +351,11 @@ export const replay = (options: ReplayOptions) => {
         const reported = venue.applyNow(event)
         // Child updates first (fills and order changes the event caused), then the market view.
         if (reported.length > 0) return stop(event, venue, reported, undefined)
+        // A woken parent is fed in plain code within `marketView`: its time counts as the woken view's.
+        if (timings !== undefined) viewFrom = timings.now()
         const work =
           event.type === "snapshot" || event.type === "change" || event.type === "trade"
-            ? engine.marketView(event.market, venue.view)
+            ? engine.marketView(event.market, venue.view, clock.unsafeCurrentTimeMillis())
             : null
         if (work !== null) return stop(event, venue, reported, work)
         if (after !== undefined) {
@@ -395,12 +399,13 @@ export const replay = (options: ReplayOptions) => {
           timed(timings?.own, from)
           dirty = true
           if (event.type === "snapshot" || event.type === "change" || event.type === "trade") {
-            work = engine.marketView(event.market, venue.view)
+            if (timings !== undefined) viewFrom = timings.now()
+            work = engine.marketView(event.market, venue.view, clock.unsafeCurrentTimeMillis())
           }
         }
         if (work !== null && work !== undefined) {
           if (timings !== undefined) {
-            from = timings.now()
+            from = viewFrom
             // Only a view that woke parents counts any, so the count since the last such view is this one's.
             const woken = engine.stats().woken
             timings.woken.parents += woken - wokenSeen

@@ -127,7 +127,7 @@ export const reaction = (background: number, trials: number, onDisk = false) =>
       // A view that wakes nobody: the cost of looking.
       const quiet = { ...view, bestBid: bid }
       let start = performance.now()
-      const none = engine.marketView(market, quiet)
+      const none = engine.marketView(market, quiet, clock.unsafeCurrentTimeMillis())
       idle.push(performance.now() - start)
       if (none !== null) yield* none
       // The view comes to a fiber that has just resumed, as a live engine's does (it waits on its venues' queues):
@@ -136,7 +136,7 @@ export const reaction = (background: number, trials: number, onDisk = false) =>
       yield* Effect.yieldNow()
       placedAt = 0
       start = performance.now()
-      const work = engine.marketView(market, { ...view, bestBid: stop })
+      const work = engine.marketView(market, { ...view, bestBid: stop }, clock.unsafeCurrentTimeMillis())
       if (work !== null) yield* work
       if (placedAt > 0) {
         samples.push(placedAt - start)

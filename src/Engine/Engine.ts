@@ -15,6 +15,7 @@ import { expireDue, feed, feedQuotes, feedView, onChildUpdate, onMarket, timersD
 import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, record, recordStatus, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
+import { atNow, each } from "./Rest.ts"
 import { restore } from "./Restore.ts"
 import { summaryOf } from "./Summary.ts"
 import { type OrderType, type Registry, registryOf } from "./OrderType.ts"
@@ -67,11 +68,14 @@ type EngineService = {
   /**
    * Market data from a caller that has the view already (the simulator, benchmarks): plain TypeScript until a parent
    * wakes. Null when the view wakes nobody; else the work of feeding the parents it woke. Given a reader instead, the
-   * view is read only when some parent watches the market.
+   * view is read only when some parent watches the market. Given the clock's time `now` too, the woken parents are
+   * fed in plain code at once as far as they can be (when no other input holds the driver): the work answered is
+   * then what is left of it, and it holds the driver until it runs, so the caller runs it before anything else.
    */
   readonly marketView: (
     marketId: string,
-    view: MarketView | ((marketId: string) => MarketView | undefined)
+    view: MarketView | ((marketId: string) => MarketView | undefined),
+    now?: number
   ) => Effect.Effect<void> | null
   /** Market views the driver looked at and the parents they woke, since start (for benchmarks and status). */
   readonly stats: () => {
@@ -163,7 +167,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         Effect.flatMap(Queue.take(desk.childUpdates), (first) =>
           serialized(
             Effect.flatMap(Queue.takeAll(desk.childUpdates), (rest) =>
-              Effect.forEach([first, ...rest], (update) => onChildUpdate(d, update), { discard: true })
+              atNow((now) => each([first, ...rest], now, (update, t) => onChildUpdate(d, update, t)))
             )
           )
         )
@@ -292,14 +296,16 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       rewatch(d, rt)
       admit(rt, first.commands)
       // The answer is the parent as accepted (waiting); what its core does next follows in the journal.
-      yield* save(d, rt, "order.accepted", digest, () => ({
-        kind: "managed.created",
-        payload: { type: rt.type, market_id: rt.marketId, side: rt.spec.side, amount: input.amount, by: actor }
-      }))
+      yield* atNow((now) =>
+        save(d, rt, now, "order.accepted", digest, () => ({
+          kind: "managed.created",
+          payload: { type: rt.type, market_id: rt.marketId, side: rt.spec.side, amount: input.amount, by: actor }
+        }))
+      )
       const accepted = (yield* desk.get(rt.id))!
-      yield* execute(d, rt, first.commands)
+      yield* atNow((now) => execute(d, rt, first.commands, now))
       if (rt.ending === null) yield* look
-      yield* completeIfQuiet(d, rt)
+      yield* atNow((now) => completeIfQuiet(d, rt, now))
       if (rt.expiresAt !== null) {
         dueAdded(d, rt.expiresAt, rt)
         Queue.unsafeOffer(wake, undefined)
@@ -310,7 +316,8 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     /** The first look at the market: a stop already through it fires now. */
     const firstLook = Effect.fnUntraced(function* (rt: Runtime, now: number) {
       const view = yield* viewOf(d, rt.marketId)
-      if (view !== undefined && rt.ending === null) yield* feed(d, rt, { _tag: "Market", ts: now, view })
+      if (view !== undefined && rt.ending === null)
+        yield* atNow((t) => feed(d, rt, { _tag: "Market", ts: now, view }, t))
     })
 
     const postOnlyTypes = Object.values(registry)
@@ -371,7 +378,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
               if (order?.heldBy === "engine") return order
               return yield* Effect.fail(ApiError.notFound(`no engine order '${id}'`))
             }
-            yield* end(d, rt, "canceled", "canceled by request")
+            yield* atNow((now) => end(d, rt, "canceled", "canceled by request", now))
             return (yield* desk.get(id))!
           })
         ).pipe(Effect.uninterruptible),
@@ -387,7 +394,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         for (const [, type] of parents.working()) if (counts[type] !== undefined) counts[type]! += 1
         return counts
       }),
-      marketView: (marketId, given) => {
+      marketView: (marketId, given, now) => {
         let view: MarketView | undefined
         if (typeof given === "function") {
           if (!d.sleeping.watches(marketId)) {
@@ -398,7 +405,10 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           if (view === undefined) return null
         } else view = given
         const woken = wakeFor(d, marketId, view)
-        return woken === null ? null : serialized(feedView(d, woken, view))
+        if (woken === null) return null
+        // At a known time with the lock free, the parents are fed in plain code now; what waits is left to the caller.
+        const fed = now === undefined ? undefined : serialized.hold(() => feedView(d, woken, view, now))
+        return fed ?? serialized(atNow((t) => feedView(d, woken, view, t)))
       },
       stats: () => ({ ...d.stats, wokenByType: { ...d.wokenByType } }),
       nextDue: () => nextDue(d),

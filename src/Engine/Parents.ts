@@ -1,10 +1,11 @@
 /** A parent's record and state: its running sums, its status, and the writes that keep the store in step. */
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import * as F from "../Domain/Fixed.ts"
 import { accountRef, type Order } from "../Domain/Order.ts"
 import type { StoredParent } from "../Services/OrderStore.ts"
 import { type ChildRecord, type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { kept } from "./Core.ts"
+import type { Rest } from "./Rest.ts"
 
 export const stateOf = (d: Driver, rt: Runtime, now: number): StoredParent => ({
   id: rt.id,
@@ -14,24 +15,25 @@ export const stateOf = (d: Driver, rt: Runtime, now: number): StoredParent => ({
   summarize: d.summarize
 })
 
-/** Writes the parent's state, with the driver's entries about it in the same write. */
+/** Writes the parent's state at `now`, with the driver's entries about it in the same write. */
 export const persist = (
   d: Driver,
   rt: Runtime,
+  now: number,
   entries: ReadonlyArray<{ kind: string; payload: Record<string, unknown> }> = []
-) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    d.stateAhead.delete(rt.id)
-    return d.journal.commit({
-      parents: [stateOf(d, rt, now)],
-      entries: entries.map((e) => ({
-        ts: now,
-        kind: e.kind,
-        key: rt.id,
-        payload: { parent_id: rt.id, ...e.payload }
-      }))
-    })
-  })
+): Rest => {
+  d.stateAhead.delete(rt.id)
+  const batch = {
+    parents: [stateOf(d, rt, now)],
+    entries: entries.map((e) => ({
+      ts: now,
+      kind: e.kind,
+      key: rt.id,
+      payload: { parent_id: rt.id, ...e.payload }
+    }))
+  }
+  return d.journal.commitNow(batch) !== undefined ? undefined : Effect.asVoid(d.journal.commit(batch))
+}
 
 /**
  * The parent's record as the API shows it, from its running sums, as of its last save. `info.children` is not kept
@@ -99,19 +101,40 @@ const statusOf = (rt: Runtime, closes: boolean): Order["status"] => {
  * Writes the parent's record, its state, the record's event and the driver's `after` entries (made from the
  * record) in one write.
  */
-export const save = Effect.fnUntraced(function* (
+export const save = (
   d: Driver,
   rt: Runtime,
+  now: number,
   kind = "order.updated",
   digest?: string,
   after?: (order: Order) => { kind: string; payload: Record<string, unknown> }
-) {
-  const now = yield* Clock.currentTimeMillis
-  // The sums take in what the desk already holds of each live child, even before its update reaches us.
-  for (const child of rt.children) {
+): Rest => takeHeld(d, rt, rt.children, 0, now, kind, digest, after)
+
+/**
+ * `save`, from the `from`th child on: the sums take in what the desk already holds of each live child, even before
+ * its update reaches us (read from the store when the desk does not hold it at hand).
+ */
+const takeHeld = (
+  d: Driver,
+  rt: Runtime,
+  children: Runtime["children"],
+  from: number,
+  now: number,
+  kind: string,
+  digest: string | undefined,
+  after: ((order: Order) => { kind: string; payload: Record<string, unknown> }) | undefined
+): Rest => {
+  for (let i = from; i < children.length; i++) {
+    const child = children[i]!
     if (child.orderId === null) continue
-    const order = d.desk.heldNow(child.orderId) ?? (yield* d.desk.get(child.orderId))
-    if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
+    const held = d.desk.heldNow(child.orderId)
+    if (held === undefined) {
+      return Effect.flatMap(d.desk.get(child.orderId), (order) => {
+        if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
+        return takeHeld(d, rt, children, i + 1, now, kind, digest, after) ?? Effect.void
+      })
+    }
+    child.seen = takeAmounts(d, rt, child.spec.role, child.seen, held)
   }
   rt.updatedAt = now
   d.stateAhead.delete(rt.id)
@@ -125,14 +148,13 @@ export const save = Effect.fnUntraced(function* (
         ? []
         : [{ ts: now, kind: extra.kind, key: rt.id, payload: { parent_id: rt.id, ...extra.payload } }]
   }
-  if (!d.desk.putParentNow(order, kind, write)) yield* d.desk.putParent(order, kind, write)
-  return order
-})
+  return d.desk.putParentNow(order, kind, write) ? undefined : Effect.asVoid(d.desk.putParent(order, kind, write))
+}
 
-export const emit = (d: Driver, rt: Runtime, kind: string, payload: Readonly<Record<string, unknown>>) =>
-  Effect.flatMap(Clock.currentTimeMillis, (ts) =>
-    d.journal.append([{ ts, kind, key: rt.id, payload: { parent_id: rt.id, ...payload } }])
-  )
+export const emit = (d: Driver, rt: Runtime, now: number, kind: string, payload: Readonly<Record<string, unknown>>) => {
+  const batch = { entries: [{ ts: now, kind, key: rt.id, payload: { parent_id: rt.id, ...payload } }] }
+  return d.journal.commitNow(batch) !== undefined ? undefined : Effect.asVoid(d.journal.append(batch.entries))
+}
 
 export const liveChildren = (rt: Runtime) => rt.children.filter((c) => c.status !== "done")
 
@@ -165,19 +187,20 @@ export const takeAmounts = (d: Driver, rt: Runtime, role: string, seen: ChildRec
 }
 
 /** The parent ends once no child is live: its final status, the event, and it leaves the index. */
-export const completeIfQuiet = (d: Driver, rt: Runtime): Effect.Effect<void> =>
-  endsNow(rt) ? complete(d, rt) : Effect.void
+export const completeIfQuiet = (d: Driver, rt: Runtime, now: number): Rest =>
+  endsNow(rt) ? complete(d, rt, now) : undefined
 
 /** Whether the parent is ending and no child of it is live: `completeIfQuiet` ends it now. */
 export const endsNow = (rt: Runtime): boolean =>
   !rt.done && rt.ending !== null && !rt.children.some((c) => c.status !== "done")
 
-const complete = Effect.fnUntraced(function* (d: Driver, rt: Runtime) {
+const complete = (d: Driver, rt: Runtime, now: number): Rest => {
   rt.done = true
   d.sleeping.delete(rt.id)
-  yield* save(
+  const saved = save(
     d,
     rt,
+    now,
     rt.ending === "canceled" || rt.ending === "expired" ? "order.canceled" : "order.updated",
     undefined,
     (order) => ({
@@ -185,7 +208,12 @@ const complete = Effect.fnUntraced(function* (d: Driver, rt: Runtime) {
       payload: { status: order.status, detail: rt.detail, filled: F.format(order.filled) }
     })
   )
-  // A finished parent leaves memory; the store answers for it from now on.
+  return saved === undefined ? forget(d, rt) : Effect.map(saved, () => forget(d, rt))
+}
+
+/** A finished parent leaves memory; the store answers for it from now on. */
+const forget = (d: Driver, rt: Runtime): undefined => {
   d.parents.delete(rt.id)
   d.lazyBands.delete(rt.id)
-})
+  return undefined
+}

@@ -1,11 +1,13 @@
 /** Carrying out what a core decides: child placement with retries, cancels, timers, and the end of a parent. */
-import { Clock, Effect, Either, Queue } from "effect"
+import { Effect, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import type { PlaceInput } from "../Trading/Desk.ts"
 import * as F from "../Domain/Fixed.ts"
 import { TERMINAL } from "../Domain/Order.ts"
 import { appended, type Command, insertedAt, kept, NONE } from "./Core.ts"
 import { completeIfQuiet, drop, emit, liveChildren, persist, save, stateOf } from "./Parents.ts"
+import { andThen, type At, atNow, each, type Rest } from "./Rest.ts"
+import type { Order } from "../Domain/Order.ts"
 import { type ChildRecord, childOf, type Driver, type Runtime } from "./Runtime.ts"
 import { dueAdded } from "./Wake.ts"
 import { currentRetry, traced } from "../Telemetry/Telemetry.ts"
@@ -13,31 +15,37 @@ import { currentRetry, traced } from "../Telemetry/Telemetry.ts"
 const MAX_RETRIES = 5
 const RETRY_BASE_MS = 200
 
-const cancelChild = (d: Driver, child: ChildRecord) =>
+const cancelChild = (d: Driver, child: ChildRecord): Rest =>
   child.orderId === null || child.status === "done"
-    ? Effect.void
-    : d.desk
-        .cancelChild(child.orderId)
-        .pipe(Effect.catchAll((e) => Effect.logWarning(`cancel of child ${child.orderId} failed: ${e.message}`)))
+    ? undefined
+    : d.desk.cancelChild(child.orderId).pipe(
+        Effect.asVoid,
+        Effect.catchAll((e) => Effect.logWarning(`cancel of child ${child.orderId} failed: ${e.message}`))
+      )
 
 /** Stops the parent: no child is placed from now on, live children are pulled. */
-export const end = Effect.fnUntraced(function* (
+export const end = (
   d: Driver,
   rt: Runtime,
   status: NonNullable<Runtime["ending"]>,
-  detail: string
-) {
-  if (rt.ending !== null || rt.done) return
+  detail: string,
+  now: number
+): Rest => {
+  if (rt.ending !== null || rt.done) return undefined
   rt.ending = status
   rt.detail = detail
   rt.timers = NONE
   // A child waiting for a retry has nothing at its venue: it is never placed now.
   for (const child of rt.children) if (child.status === "placing" && child.orderId === null) drop(rt, child)
   d.sleeping.delete(rt.id)
-  yield* save(d, rt)
-  for (const child of liveChildren(rt)) yield* cancelChild(d, child)
-  yield* completeIfQuiet(d, rt)
-})
+  return andThen(save(d, rt, now), now, (t) =>
+    andThen(
+      each(liveChildren(rt), t, (child) => cancelChild(d, child)),
+      t,
+      (t2) => completeIfQuiet(d, rt, t2)
+    )
+  )
+}
 
 /** The client id a child's next placement goes under: `<parent>-<child>`, and `-r<k>` after `k` kept refusals. */
 export const clientIdOf = (rt: Runtime, child: ChildRecord): string =>
@@ -79,19 +87,13 @@ const reaction =
  * Places a child through the desk; a retryable refusal tries again later, any other ends the parent (after
  * `beforeEnd`: the news of the step that asked for the child, so the journal tells them before the end).
  */
-export const place: (
-  d: Driver,
-  rt: Runtime,
-  child: ChildRecord,
-  beforeEnd?: Effect.Effect<void>
-) => Effect.Effect<void> = Effect.fnUntraced(function* (d, rt, child, beforeEnd = Effect.void) {
+export const place = (d: Driver, rt: Runtime, child: ChildRecord, now: number, beforeEnd?: At): Rest => {
   if (rt.ending !== null || rt.done) {
     drop(rt, child)
-    return
+    return undefined
   }
   const spec = child.spec
   const member = spec.member === undefined ? undefined : rt.members?.[spec.member]
-  const now = yield* Clock.currentTimeMillis
   // The state that files this child, when the step left it to this placement, goes in its write ahead.
   const parentState = d.stateAhead.delete(rt.id) ? stateOf(d, rt, now) : undefined
   const input: PlaceInput = {
@@ -115,17 +117,33 @@ export const place: (
   const actor = `engine (${rt.id})`
   // A venue that answers in process is placed on in plain code; any other through the desk's Effect.
   const answered = d.desk.placeNow(input, actor, now)
-  const result =
-    answered === undefined
-      ? yield* Effect.either(d.desk.place(input, actor)).pipe(reaction(rt, child))
-      : answered instanceof ApiError
-        ? Either.left(answered)
-        : Either.right(answered)
-  if (result._tag === "Right") {
-    const order = result.right.order
+  if (answered === undefined) {
+    return Effect.flatMap(Effect.either(d.desk.place(input, actor)).pipe(reaction(rt, child)), (result) =>
+      atNow((later) =>
+        placed(d, rt, child, result._tag === "Right" ? result.right : result.left, now, later, beforeEnd)
+      )
+    )
+  }
+  return placed(d, rt, child, answered, now, now, beforeEnd)
+}
+
+/** A child's placement answered (at `later`; asked at `now`): the child files its order, or is tried again or ends. */
+const placed = (
+  d: Driver,
+  rt: Runtime,
+  child: ChildRecord,
+  answer: { readonly order: Order; readonly created: boolean } | ApiError,
+  now: number,
+  later: number,
+  beforeEnd: At | undefined
+): Rest => {
+  const spec = child.spec
+  if (!(answer instanceof ApiError)) {
+    const order = answer.order
+    const member = spec.member === undefined ? undefined : rt.members?.[spec.member]
     child.orderId = order.id
     child.status = TERMINAL.has(order.status) ? child.status : "live"
-    yield* persist(d, rt, [
+    const written = persist(d, rt, later, [
       {
         kind: "managed.child",
         payload: {
@@ -141,25 +159,26 @@ export const place: (
     ])
     // An order the desk had ended under this client id before a restart, unheard: its fills and its end reach the
     // parent as the desk's updates do.
-    if (!result.right.created && TERMINAL.has(order.status)) {
-      const fills = [...(yield* d.desk.fills({ orderId: order.id }))].reverse()
-      yield* Queue.offerAll(d.desk.childUpdates, [
-        ...fills.map((fill) => ({ order: { ...order, status: "open" as const }, fill })),
+    if (answer.created || !TERMINAL.has(order.status)) return written
+    const heard = Effect.flatMap(d.desk.fills({ orderId: order.id }), (fills) =>
+      Queue.offerAll(d.desk.childUpdates, [
+        ...[...fills].reverse().map((fill) => ({ order: { ...order, status: "open" as const }, fill })),
         { order, fill: undefined }
       ])
-    }
-    return
+    )
+    return written === undefined ? Effect.asVoid(heard) : Effect.zipRight(written, Effect.asVoid(heard))
   }
-  const error = result.left
-  if (error.details.retryable === true && retryLater(d, rt, child, now, error.details["retry_after"])) {
-    yield* persist(d, rt)
-    Queue.unsafeOffer(d.wake, undefined)
-    return
+  if (answer.details.retryable === true && retryLater(d, rt, child, now, answer.details["retry_after"])) {
+    return andThen(persist(d, rt, later), later, () => {
+      Queue.unsafeOffer(d.wake, undefined)
+      return undefined
+    })
   }
   drop(rt, child)
-  yield* beforeEnd
-  yield* end(d, rt, "rejected", `child ${spec.child} was refused: ${error.message}`)
-})
+  return andThen(beforeEnd?.(later), later, (t) =>
+    end(d, rt, "rejected", `child ${spec.child} was refused: ${answer.message}`, t)
+  )
+}
 
 /**
  * Files the children a step asks for as `placing` before the state is written, so that one write holds them: a
@@ -197,74 +216,79 @@ interface News {
 }
 
 /** Writes a step's news: the record and the first event in one write, then the other events. */
-const writeNews = Effect.fnUntraced(function* (d: Driver, rt: Runtime, news: News) {
+const writeNews = (d: Driver, rt: Runtime, news: News, now: number): Rest => {
+  let saved: Rest = undefined
   if (news.triggered) {
     news.triggered = false
     const first = news.events.shift()
-    yield* save(
+    saved = save(
       d,
       rt,
+      now,
       "order.updated",
       undefined,
       first === undefined ? undefined : () => ({ kind: first.kind, payload: { ...first.payload } })
     )
   }
-  for (const event of news.events.splice(0)) yield* emit(d, rt, event.kind, event.payload)
-})
+  return andThen(saved, now, (t) =>
+    each(news.events.splice(0), t, (event, t2) => emit(d, rt, t2, event.kind, event.payload))
+  )
+}
 
 /**
  * Carries out a step's commands in order, except the parent's own news: a `Trigger` (the record's new status) and the
  * `Emit`s are written after the step's placements and cancels, so a child that fires goes out after one write (the
  * state that files it) instead of three. They are written before a `Finish`, and at the latest when the step ends.
  */
-export const execute: (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>) => Effect.Effect<void> =
-  Effect.fnUntraced(function* (d, rt, commands) {
-    const pending: News = { triggered: false, events: [] }
-    const news = writeNews(d, rt, pending)
-    for (const command of commands) {
-      switch (command._tag) {
-        case "Trigger":
-          if (!rt.triggered && rt.ending === null) {
-            rt.triggered = true
-            pending.triggered = true
-          }
-          break
-        case "Place": {
-          // `admit` filed the child with the state written before the commands went out.
-          const child = childOf(rt, command.spec.child)
-          if (child === undefined || child.spec !== command.spec) break
-          if (rt.ending !== null || rt.done) {
-            drop(rt, child)
-            break
-          }
-          yield* place(d, rt, child, news)
-          break
-        }
-        case "Cancel": {
-          const child = childOf(rt, command.child)
-          // A cancel after a placement that did not happen: the state is written before it goes out.
-          if (d.stateAhead.has(rt.id)) yield* persist(d, rt)
-          if (child !== undefined) yield* cancelChild(d, child)
-          break
-        }
-        case "SetTimer":
-          if (rt.ending === null) {
-            rt.timers = appended(
-              kept(rt.timers, (t) => t.timer !== command.timer),
-              { timer: command.timer, at: command.at }
-            )
-            dueAdded(d, command.at, rt)
-            Queue.unsafeOffer(d.wake, undefined)
-          }
-          break
-        case "Emit":
-          pending.events.push({ kind: command.kind, payload: command.payload })
-          break
-        case "Finish":
-          yield* news
-          yield* end(d, rt, command.status, command.detail)
-          break
+export const execute = (d: Driver, rt: Runtime, commands: ReadonlyArray<Command>, now: number): Rest => {
+  const pending: News = { triggered: false, events: [] }
+  const news: At = (t) => writeNews(d, rt, pending, t)
+  return andThen(
+    each(commands, now, (command, t) => carryOut(d, rt, command, pending, news, t)),
+    now,
+    (t) => (pending.triggered || pending.events.length > 0 ? news(t) : undefined)
+  )
+}
+
+/** One of a step's commands carried out (`news` writes what of the step's news is pending). */
+const carryOut = (d: Driver, rt: Runtime, command: Command, pending: News, news: At, now: number): Rest => {
+  switch (command._tag) {
+    case "Trigger":
+      if (!rt.triggered && rt.ending === null) {
+        rt.triggered = true
+        pending.triggered = true
       }
+      return undefined
+    case "Place": {
+      // `admit` filed the child with the state written before the commands went out.
+      const child = childOf(rt, command.spec.child)
+      if (child === undefined || child.spec !== command.spec) return undefined
+      if (rt.ending !== null || rt.done) {
+        drop(rt, child)
+        return undefined
+      }
+      return place(d, rt, child, now, news)
     }
-    if (pending.triggered || pending.events.length > 0) yield* news
-  })
+    case "Cancel": {
+      const child = childOf(rt, command.child)
+      // A cancel after a placement that did not happen: the state is written before it goes out.
+      const written = d.stateAhead.has(rt.id) ? persist(d, rt, now) : undefined
+      return child === undefined ? written : andThen(written, now, () => cancelChild(d, child))
+    }
+    case "SetTimer":
+      if (rt.ending === null) {
+        rt.timers = appended(
+          kept(rt.timers, (t) => t.timer !== command.timer),
+          { timer: command.timer, at: command.at }
+        )
+        dueAdded(d, command.at, rt)
+        Queue.unsafeOffer(d.wake, undefined)
+      }
+      return undefined
+    case "Emit":
+      pending.events.push({ kind: command.kind, payload: command.payload })
+      return undefined
+    case "Finish":
+      return andThen(news(now), now, (t) => end(d, rt, command.status, command.detail, t))
+  }
+}

@@ -6,6 +6,7 @@ import { onChildUpdate } from "./Inputs.ts"
 import { Summarized } from "./LiveMarkets.ts"
 import { completeIfQuiet, drop, stateOf, takeAmounts } from "./Parents.ts"
 import { place } from "./Placement.ts"
+import { atNow } from "./Rest.ts"
 import type { ChildRecord, Driver, Runtime } from "./Runtime.ts"
 import { readSummary, type Summary } from "./Summary.ts"
 import { dueAdded, rewatch } from "./Wake.ts"
@@ -93,16 +94,16 @@ export const restore = (d: Driver) =>
               const found = child.orderId === null ? undefined : yield* d.desk.get(child.orderId)
               const order = found?.parentId === rt.id ? found : undefined
               if (child.status === "placing" && order === undefined) {
-                yield* place(d, rt, child)
+                yield* atNow((now) => place(d, rt, child, now))
               } else if (order !== undefined && TERMINAL.has(order.status)) {
                 // Fills that came while the driver was down reach the core before the end of the child.
                 for (const fill of [...(yield* d.desk.fills({ orderId: order.id }))].reverse()) {
-                  yield* onChildUpdate(d, { order: { ...order, status: "open" }, fill })
+                  yield* atNow((now) => onChildUpdate(d, { order: { ...order, status: "open" }, fill }, now))
                 }
-                yield* onChildUpdate(d, { order, fill: undefined })
+                yield* atNow((now) => onChildUpdate(d, { order, fill: undefined }, now))
               }
             }
-            yield* completeIfQuiet(d, rt)
+            yield* atNow((now) => completeIfQuiet(d, rt, now))
           }),
         { discard: true }
       )

@@ -73,8 +73,29 @@ export const makeLock = () => {
       releaseNow()
     }
   }
-  return Object.assign(lock, { now })
+  /**
+   * Runs plain code under the lock at once when it is free, as `now`; what it leaves to run (an Effect) keeps the lock
+   * until it ends, so the caller must run it. Answers that Effect (a finished one when nothing was left), or
+   * `undefined` (nothing run) when the lock is held.
+   */
+  const hold = (f: () => Effect.Effect<void> | undefined): Effect.Effect<void> | undefined => {
+    if (held) return undefined
+    held = true
+    let left: Effect.Effect<void> | undefined
+    try {
+      left = f()
+    } catch (e) {
+      releaseNow()
+      throw e
+    }
+    if (left === undefined) {
+      releaseNow()
+      return Effect.void
+    }
+    return Effect.ensuring(left, release)
+  }
+  return Object.assign(lock, { now, hold })
 }
 
-/** The lock: an effect wrapped runs holding it; `now` runs plain code holding it when it is free. */
+/** The lock: an effect wrapped runs holding it; `now` and `hold` run plain code holding it when it is free. */
 export type Lock = ReturnType<typeof makeLock>
