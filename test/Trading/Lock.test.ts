@@ -128,4 +128,57 @@ describe("makeLock", () => {
       assert.strictEqual(yield* lock(Effect.succeed("free")), "free")
     })
   )
+
+  it.effect("hold runs plain code at once when the lock is free, and what it leaves keeps the lock until it ends", () =>
+    Effect.gen(function* () {
+      const lock = makeLock()
+      const log: Array<string> = []
+      // Finished in plain code: the lock is free again at once.
+      const done = lock.hold(() => {
+        log.push("plain")
+        return undefined
+      })
+      assert.isDefined(done)
+      assert.deepStrictEqual(log, ["plain"])
+      assert.strictEqual(
+        lock.now(() => "free"),
+        "free"
+      )
+      // A part left to run: nobody else takes the lock before it has run.
+      const gate = yield* Deferred.make<void>()
+      const left = lock.hold(() => {
+        log.push("first part")
+        return Effect.zipRight(
+          Deferred.await(gate),
+          Effect.sync(() => void log.push("rest"))
+        )
+      })!
+      assert.isUndefined(lock.now(() => "taken"))
+      assert.isUndefined(lock.hold(() => undefined))
+      const other = yield* Effect.fork(lock(Effect.sync(() => void log.push("other"))))
+      const rest = yield* Effect.fork(left)
+      yield* Effect.yieldNow()
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(rest)
+      yield* Fiber.join(other)
+      assert.deepStrictEqual(log, ["plain", "first part", "rest", "other"])
+      assert.strictEqual(
+        lock.now(() => "free"),
+        "free"
+      )
+    })
+  )
+
+  it("hold releases the lock when its plain code throws", () => {
+    const lock = makeLock()
+    assert.throws(() =>
+      lock.hold(() => {
+        throw new Error("boom")
+      })
+    )
+    assert.strictEqual(
+      lock.now(() => "free"),
+      "free"
+    )
+  })
 })

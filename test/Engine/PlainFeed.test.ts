@@ -1,0 +1,96 @@
+/**
+ * A market view handed to a driven engine at a known time feeds the parents it wakes in plain code, at once: a stop
+ * it fires is placed before the work answered runs, and the journal is the same as when the work runs as an Effect.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import { DiscreteClock } from "../../sim/DiscreteClock.ts"
+import { generateTape } from "../../sim/Generator.ts"
+import { makeTapeVenue } from "../../sim/TapeVenue.ts"
+import * as F from "../../src/Domain/Fixed.ts"
+import { asMarketId } from "../../src/Domain/Ids.ts"
+import { Engine } from "../../src/Engine/Engine.ts"
+import { Auth } from "../../src/Services/Auth.ts"
+import { OrderStore } from "../../src/Services/OrderStore.ts"
+import { VenueGateway } from "../../src/Services/VenueGateway.ts"
+import { serverServices } from "../../src/Stack.ts"
+
+/** A driven engine over a tape venue at the tape's first moment; `plain`: views are handed with the clock's time. */
+const fire = (plain: boolean) =>
+  Effect.gen(function* () {
+    const { header, events } = generateTape({ seed: 3, markets: 2, durationS: 5 })
+    const t0 = events[0]!.ts
+    const clock = new DiscreteClock(t0)
+    const venue = yield* makeTapeVenue(header)
+    for (const e of events) {
+      if (e.ts > t0) break
+      venue.applyNow(e)
+    }
+    const layer = serverServices({
+      seed: 1,
+      engineSeed: 1,
+      drivenEngine: true,
+      startingCash: "1000",
+      venues: Layer.succeed(VenueGateway, VenueGateway.fromVenues([venue])),
+      store: OrderStore.layerMemory,
+      auth: Auth.layerAllowAll
+    })
+    const context = yield* Layer.build(layer).pipe(Effect.withClock(clock))
+    const engine = Context.get(context, Engine)
+    const store = Context.get(context, OrderStore)
+    const market = asMarketId(header.markets[0]!.id)!
+    const view = venue.view(market)!
+    const stop = F.sub(view.bestBid!, F.of("0.01"))
+    const created = yield* engine
+      .create(
+        {
+          account: "sim:default",
+          market_id: market,
+          side: "sell",
+          type: "stop_market",
+          amount: "1",
+          stop_price: F.format(stop),
+          params: {}
+        },
+        "test"
+      )
+      .pipe(Effect.withClock(clock))
+    let placed = 0
+    const placeNow = venue.now!.placeOrder
+    ;(venue.now as { placeOrder: typeof placeNow }).placeOrder = (r, at) => {
+      placed += 1
+      return placeNow(r, at)
+    }
+    // A view that does not reach the stop wakes nobody.
+    assert.isNull(engine.marketView(market, { ...view, bestBid: F.add(stop, F.of("0.01")) }, t0))
+    const work = engine.marketView(
+      market,
+      { ...view, bestBid: stop },
+      plain ? clock.unsafeCurrentTimeMillis() : undefined
+    )
+    assert.isNotNull(work)
+    const placedBeforeWork = placed
+    yield* work!.pipe(Effect.withClock(clock))
+    const journal = yield* store.eventsAfter(0, 10_000)
+    return {
+      placedBeforeWork,
+      placed,
+      parent: created.order.id,
+      log: journal.map((e) => JSON.stringify({ ts: e.ts, kind: e.kind, key: e.key, payload: e.payload }))
+    }
+  }).pipe(Effect.scoped)
+
+describe("a driven engine fed a view at a known time", () => {
+  it.effect("places the child of a stop it fires at once, in plain code, and writes what the Effect path writes", () =>
+    Effect.gen(function* () {
+      const plain = yield* fire(true)
+      const viaEffect = yield* fire(false)
+      assert.strictEqual(plain.placedBeforeWork, 1, "the child is placed before the work answered runs")
+      assert.strictEqual(viaEffect.placedBeforeWork, 0, "without the time the work places it")
+      assert.strictEqual(plain.placed, 1)
+      assert.strictEqual(viaEffect.placed, 1)
+      assert.isTrue(plain.log.some((line) => line.includes('"managed.child"')))
+      assert.deepStrictEqual(plain.log, viaEffect.log)
+    })
+  )
+})
