@@ -7,7 +7,7 @@ import { type Command, type Input, kept, type MarketView, wakes } from "./Core.t
 import { completeIfQuiet, drop, endsNow, persist, save, takeAmounts } from "./Parents.ts"
 import { admit, childNumberOf, clientIdOf, end, execute, place, retryLater } from "./Placement.ts"
 import { type ChildRecord, childOf, type Driver, kindOf, type Runtime } from "./Runtime.ts"
-import { andThen, atNow, each, rest, type Rest } from "./Rest.ts"
+import { andThen, atNow, each, type Rest } from "./Rest.ts"
 import { dueById, quotesOf, rewatch, viewOf, wakeFor } from "./Wake.ts"
 import * as Id from "../Domain/Ids.ts"
 
@@ -199,7 +199,7 @@ const parentTimersDue = (d: Driver, rt: Runtime, due: number, now: number): Rest
       return child !== undefined && child.status === "placing" ? place(d, rt, child, at) : undefined
     }
     // A parent over several markets looks at every member's books when its round comes.
-    if (t.timer === "round" && rt.members !== undefined) return rest(feedQuotes(d, rt, t.at))
+    if (t.timer === "round" && rt.members !== undefined) return feedQuotes(d, rt, t.at)
     return feed(d, rt, { _tag: "Timer", ts: t.at, timer: t.timer }, at)
   })
   return andThen(fired, now, (t) => persist(d, rt, t))

@@ -5,7 +5,7 @@ import { accountRef, type Order } from "../Domain/Order.ts"
 import type { StoredParent } from "../Services/OrderStore.ts"
 import { type ChildRecord, type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { kept } from "./Core.ts"
-import type { Rest } from "./Rest.ts"
+import { andThen, each, type Rest } from "./Rest.ts"
 
 export const stateOf = (d: Driver, rt: Runtime, now: number): StoredParent => ({
   id: rt.id,
@@ -108,34 +108,36 @@ export const save = (
   kind = "order.updated",
   digest?: string,
   after?: (order: Order) => { kind: string; payload: Record<string, unknown> }
-): Rest => takeHeld(d, rt, rt.children, 0, now, kind, digest, after)
+): Rest =>
+  // The sums take in what the desk already holds of each live child, even before its update reaches us.
+  andThen(
+    each(rt.children, now, (child) => takeHeld(d, rt, child)),
+    now,
+    () => written(d, rt, now, kind, digest, after)
+  )
 
-/**
- * `save`, from the `from`th child on: the sums take in what the desk already holds of each live child, even before
- * its update reaches us (read from the store when the desk does not hold it at hand).
- */
-const takeHeld = (
+/** What the desk holds of a live child taken into the parent's sums (read from the store when not at hand). */
+const takeHeld = (d: Driver, rt: Runtime, child: ChildRecord): Rest => {
+  if (child.orderId === null) return undefined
+  const held = d.desk.heldNow(child.orderId)
+  if (held === undefined) {
+    return Effect.map(d.desk.get(child.orderId), (order) => {
+      if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
+    })
+  }
+  child.seen = takeAmounts(d, rt, child.spec.role, child.seen, held)
+  return undefined
+}
+
+/** `save`'s write, once the sums are up to date. */
+const written = (
   d: Driver,
   rt: Runtime,
-  children: Runtime["children"],
-  from: number,
   now: number,
   kind: string,
   digest: string | undefined,
   after: ((order: Order) => { kind: string; payload: Record<string, unknown> }) | undefined
 ): Rest => {
-  for (let i = from; i < children.length; i++) {
-    const child = children[i]!
-    if (child.orderId === null) continue
-    const held = d.desk.heldNow(child.orderId)
-    if (held === undefined) {
-      return Effect.flatMap(d.desk.get(child.orderId), (order) => {
-        if (order !== undefined) child.seen = takeAmounts(d, rt, child.spec.role, child.seen, order)
-        return takeHeld(d, rt, children, i + 1, now, kind, digest, after) ?? Effect.void
-      })
-    }
-    child.seen = takeAmounts(d, rt, child.spec.role, child.seen, held)
-  }
   rt.updatedAt = now
   d.stateAhead.delete(rt.id)
   const order = record(d, rt)
@@ -208,7 +210,7 @@ const complete = (d: Driver, rt: Runtime, now: number): Rest => {
       payload: { status: order.status, detail: rt.detail, filled: F.format(order.filled) }
     })
   )
-  return saved === undefined ? forget(d, rt) : Effect.map(saved, () => forget(d, rt))
+  return andThen(saved, now, () => forget(d, rt))
 }
 
 /** A finished parent leaves memory; the store answers for it from now on. */

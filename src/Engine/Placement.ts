@@ -166,7 +166,7 @@ const placed = (
         { order, fill: undefined }
       ])
     )
-    return written === undefined ? Effect.asVoid(heard) : Effect.zipRight(written, Effect.asVoid(heard))
+    return andThen(written, later, () => Effect.asVoid(heard))
   }
   if (answer.details.retryable === true && retryLater(d, rt, child, now, answer.details["retry_after"])) {
     return andThen(persist(d, rt, later), later, () => {

@@ -16,9 +16,6 @@ export type At = (now: number) => Rest
 export const atNow = (step: At): Effect.Effect<void> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => step(now) ?? Effect.void)
 
-/** What is left of a step as an Effect: nothing to do once it finished in plain code. */
-export const rest = (left: Rest): Effect.Effect<void> => left ?? Effect.void
-
 /**
  * `next` after what a step left: at once at `now` when it left nothing, else once the rest ran, at the clock's time
  * then (a network answer takes time). (Not named `then`: a module exporting `then` is taken for a promise when it is
@@ -37,8 +34,3 @@ export const each = <A>(items: ReadonlyArray<A>, now: number, step: (item: A, no
   }
   return undefined
 }
-
-/** Steps in order, each after what the one before it left. */
-export const seq = (now: number, steps: ReadonlyArray<At>): Rest => each(steps, now, runAt)
-
-const runAt = (step: At, now: number) => step(now)
