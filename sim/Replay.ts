@@ -394,7 +394,11 @@ export const replay = (options: ReplayOptions) => {
             from = timings.now()
             timings.own.events += reported.length
           }
-          yield* venue.publish(reported)
+          // The desk takes what the venue reported, and the engine what that did to its children, in plain code
+          // where nothing waits; else through the venue's subscription and the engine's fiber.
+          if (venue.subscribers() !== 1 || !desk.applyNow(venue, reported)) yield* venue.publish(reported)
+          const left = engine.childrenNow(clock.unsafeCurrentTimeMillis())
+          if (left !== null) yield* left
           yield* settle
           timed(timings?.own, from)
           dirty = true

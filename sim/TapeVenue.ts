@@ -92,6 +92,8 @@ export interface TapeVenue extends Venue {
   readonly applyNow: (event: TapeEvent) => ReadonlyArray<VenueEvent>
   /** Publishes what an applied event reported to the subscribers. */
   readonly publish: (reported: ReadonlyArray<VenueEvent>) => Effect.Effect<void>
+  /** How many subscribe to its events now: with one only (the desk), what it reported can be handed to the desk itself. */
+  readonly subscribers: () => number
   /** A market's best bid, best ask and last trade now, by its id (`venue:native`; no copy of the book). */
   readonly view: (marketId: string) => MarketView | undefined
 }
@@ -139,6 +141,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
       fees: () => TAKER_ONLY
     })
     const events = yield* PubSub.unbounded<VenueEvent>()
+    let subscribers = 0
 
     /** Applies a tape event to the books and own orders, in plain TypeScript; answers what it did to own orders. */
     const applyNow = (event: TapeEvent): ReadonlyArray<VenueEvent> => {
@@ -185,9 +188,9 @@ export const makeTapeVenue = (header: TapeHeader) =>
       reported.length > 0 ? PubSub.publishAll(events, reported) : Effect.void
 
     /** The model's answer as the venue gives it, in plain code: what it reported is published and comes with the order. */
-    const answerNow = (result: Answer): VenueOrder | VenueError => {
+    const answerNow = (result: Answer, published = true): VenueOrder | VenueError => {
       if (result._tag === "Refused") return new VenueError({ venue: venueId, ...result.refusal })
-      for (const event of result.events) events.unsafeOffer(event)
+      if (published) for (const event of result.events) events.unsafeOffer(event)
       return { ...viewOf(result.order), events: result.events }
     }
     /** A plain answer as the Effect the venue's interface gives. */
@@ -195,7 +198,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
       answered instanceof VenueError ? Effect.fail(answered) : Effect.succeed(answered)
     const answer = (result: Answer) => asEffect(answerNow(result))
 
-    const placeNow = (r: PlaceOrderRequest, now: number): VenueOrder | VenueError => {
+    const placeNow = (r: PlaceOrderRequest, now: number, published = true): VenueOrder | VenueError => {
       const market = markets.get(r.nativeId)
       const book = books.get(r.nativeId)
       if (market === undefined || book === undefined) {
@@ -204,7 +207,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
       if (market.status !== "open") {
         return new VenueError({ venue: venueId, kind: "market_closed", reason: `market is ${market.status}` })
       }
-      return answerNow(model.place(r, book, now))
+      return answerNow(model.place(r, book, now), published)
     }
     const placeOrder = (r: PlaceOrderRequest) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => asEffect(placeNow(r, now)))
@@ -238,8 +241,15 @@ export const makeTapeVenue = (header: TapeHeader) =>
           const o = model.byClientId(clientOrderId)
           return o === undefined ? undefined : viewOf(o)
         }),
-      subscribe: PubSub.subscribe(events),
-      now: { market: (nativeId) => markets.get(nativeId), placeOrder: placeNow },
+      subscribe: Effect.zipRight(
+        Effect.acquireRelease(
+          Effect.sync(() => void subscribers++),
+          () => Effect.sync(() => void subscribers--)
+        ),
+        PubSub.subscribe(events)
+      ),
+      subscribers: () => subscribers,
+      now: { market: (nativeId) => markets.get(nativeId), placeOrder: (r, now) => placeNow(r, now, false) },
       applyNow,
       publish,
       view: (marketId) => {

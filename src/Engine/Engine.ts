@@ -11,11 +11,11 @@ import { Journal } from "../Trading/Journal.ts"
 import { makeLock } from "../Trading/Lock.ts"
 import { type MarketView, NONE } from "./Core.ts"
 import * as Bucket from "./Bucket.ts"
-import { expireDue, feed, feedQuotes, feedView, onChildUpdate, onMarket, timersDue } from "./Inputs.ts"
+import { childrenNow, expireDue, feed, feedQuotes, feedView, onMarket, timersDue } from "./Inputs.ts"
 import { ParentsByMarket, watchLiveMarkets } from "./LiveMarkets.ts"
 import { completeIfQuiet, record, recordStatus, save } from "./Parents.ts"
 import { admit, end, execute } from "./Placement.ts"
-import { atNow, each } from "./Rest.ts"
+import { andThen, atNow } from "./Rest.ts"
 import { restore } from "./Restore.ts"
 import { summaryOf } from "./Summary.ts"
 import { type OrderType, type Registry, registryOf } from "./OrderType.ts"
@@ -77,6 +77,12 @@ type EngineService = {
     view: MarketView | ((marketId: string) => MarketView | undefined),
     now?: number
   ) => Effect.Effect<void> | null
+  /**
+   * The changes of children the desk stored, fed to their parents in plain code at `now` when the driver's lock is
+   * free: null when none was left, else what waits (the caller runs it before anything else; with the lock held, the
+   * engine's own fiber takes them).
+   */
+  readonly childrenNow: (now: number) => Effect.Effect<void> | null
   /** Market views the driver looked at and the parents they woke, since start (for benchmarks and status). */
   readonly stats: () => {
     readonly views: number
@@ -164,11 +170,11 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
     // Inputs: child updates from the desk, market data from the venues, and timers.
     yield* Effect.forkScoped(
       Effect.forever(
-        Effect.flatMap(Queue.take(desk.childUpdates), (first) =>
-          serialized(
-            Effect.flatMap(Queue.takeAll(desk.childUpdates), (rest) =>
-              atNow((now) => each([first, ...rest], now, (update, t) => onChildUpdate(d, update, t)))
-            )
+        Effect.zipRight(
+          desk.childUpdates.ready,
+          // Whoever drives the engine in plain code may have taken them already.
+          Effect.suspend(() =>
+            desk.childUpdates.size === 0 ? Effect.void : serialized(atNow((now) => childrenNow(d, now, false)))
           )
         )
       )
@@ -406,9 +412,18 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
         } else view = given
         const woken = wakeFor(d, marketId, view)
         if (woken === null) return null
-        // At a known time with the lock free, the parents are fed in plain code now; what waits is left to the caller.
-        const fed = now === undefined ? undefined : serialized.hold(() => feedView(d, woken, view, now))
+        // At a known time with the lock free, the parents are fed in plain code now, and what their children did after
+        // them; what waits is left to the caller.
+        const fed =
+          now === undefined
+            ? undefined
+            : serialized.hold(() => andThen(feedView(d, woken, view, now), now, (t) => childrenNow(d, t)))
         return fed ?? serialized(atNow((t) => feedView(d, woken, view, t)))
+      },
+      childrenNow: (now) => {
+        if (desk.childUpdates.size === 0) return null
+        const left = serialized.hold(() => childrenNow(d, now))
+        return left === undefined || left === Effect.void ? null : left
       },
       stats: () => ({ ...d.stats, wokenByType: { ...d.wokenByType } }),
       nextDue: () => nextDue(d),

@@ -65,6 +65,17 @@ const firstReachIsPlace = (commands: ReadonlyArray<Command>): boolean => {
 }
 
 /** A child's order changed at the desk: the parent's sums take it in, and its core hears of fills and ends. */
+/**
+ * The changes of children the desk stored, fed to their parents in the order they happened; `again`: then those the
+ * feeding led to, until none is left.
+ */
+export const childrenNow = (d: Driver, now: number, again = true): Rest => {
+  const updates = d.desk.childUpdates.takeAll()
+  if (updates.length === 0) return undefined
+  const fed = each(updates, now, (update, t) => onChildUpdate(d, update, t))
+  return again ? andThen(fed, now, (t) => childrenNow(d, t)) : fed
+}
+
 export const onChildUpdate = (d: Driver, update: ChildUpdate, now: number): Rest => {
   const parentId = update.order.parentId
   const rt = parentId === null ? undefined : d.parents.get(parentId)

@@ -161,10 +161,12 @@ const placed = (
     // parent as the desk's updates do.
     if (answer.created || !TERMINAL.has(order.status)) return written
     const heard = Effect.flatMap(d.desk.fills({ orderId: order.id }), (fills) =>
-      Queue.offerAll(d.desk.childUpdates, [
-        ...[...fills].reverse().map((fill) => ({ order: { ...order, status: "open" as const }, fill })),
-        { order, fill: undefined }
-      ])
+      Effect.sync(() =>
+        d.desk.childUpdates.offerAll([
+          ...[...fills].reverse().map((fill) => ({ order: { ...order, status: "open" as const }, fill })),
+          { order, fill: undefined }
+        ])
+      )
     )
     return andThen(written, later, () => Effect.asVoid(heard))
   }

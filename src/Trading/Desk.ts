@@ -1,6 +1,6 @@
 /** The trading desk: plain orders on the venues, fills into the ledger, risk rules, halts, and the journal. */
 import { randomBytes } from "node:crypto"
-import { Clock, Context, Effect, type Exit, Layer, Queue } from "effect"
+import { Clock, Context, Effect, type Exit, Layer, Option, Queue } from "effect"
 import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import * as Id from "../Domain/Ids.ts"
@@ -19,6 +19,7 @@ import {
   VenueGateway
 } from "../Services/VenueGateway.ts"
 import { Held, OPEN_STATUSES, type ParentHolder } from "./Held.ts"
+import { ChildUpdates } from "./ChildUpdates.ts"
 import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
 import { makeLock } from "./Lock.ts"
@@ -63,11 +64,7 @@ export interface PlaceInput extends AccountRequest {
   readonly parentState?: StoredParent | undefined
 }
 
-/** A change of an engine parent's child, for the engine: the order as it is now, and the fill that changed it. */
-export interface ChildUpdate {
-  readonly order: Order
-  readonly fill: Fill | undefined
-}
+export type { ChildUpdate } from "./ChildUpdates.ts"
 
 export interface OrderFilter {
   readonly status?: ReadonlyArray<string> | undefined
@@ -271,7 +268,7 @@ const makeDesk = (config: DeskConfig) =>
     const orderOr404 = (id: string) => orderOrNotFound(lookups, id)
     const withChildren = (order: Order) => withChildIds(lookups, order)
 
-    const childUpdates = yield* Queue.unbounded<ChildUpdate>()
+    const childUpdates = new ChildUpdates()
 
     /** A parent's record, state and events as one write; the desk's memory of the record is set as it is made. */
     const parentBatch = (order: Order, kind: string, options: ParentWrite): Batch => {
@@ -328,7 +325,7 @@ const makeDesk = (config: DeskConfig) =>
     }
     /** A child's change reaches its parent's engine once stored. */
     const childUpdate = (order: Order, fill: Fill | undefined) => {
-      if (order.parentId !== null && order.heldBy === "venue") Queue.unsafeOffer(childUpdates, { order, fill })
+      if (order.parentId !== null && order.heldBy === "venue") childUpdates.offer({ order, fill })
     }
 
     /**
@@ -494,6 +491,8 @@ const makeDesk = (config: DeskConfig) =>
       return emit(entries)
     })
 
+    /** Per handle that answers in process: applies what it reported in plain code, or answers false (nothing done). */
+    const plainOwn = new Map<Venue, (events: ReadonlyArray<VenueEvent>) => boolean>()
     // One subscription per trading handle (each venue, and its paper handle); events are applied under the lock, in
     // the handle's order.
     for (const handle of gateway.handles) {
@@ -511,6 +510,20 @@ const makeDesk = (config: DeskConfig) =>
           applyEventsNow(ownNow, handle.info.id, events)
           return Effect.void
         })
+      // What a handle that answers in process reported can be handed straight to the desk instead (`applyNow`): in
+      // plain code when nothing it published waits to be applied before it and the lock and writes are free.
+      if (!isRemote) {
+        plainOwn.set(handle, (events) => {
+          if (!plainNow() || Option.getOrElse(queue.unsafeSize(), () => 0) > 0) return false
+          if (events.some((e) => e._tag === "Settled" || e._tag === "FillReversed")) return false
+          return (
+            serialized.now(() => {
+              applyEventsNow(ownNow, handle.info.id, events)
+              return true
+            }) === true
+          )
+        })
+      }
       yield* Effect.forkScoped(
         Effect.forever(
           Effect.flatMap(Queue.take(queue), (first) =>
@@ -1047,6 +1060,13 @@ const makeDesk = (config: DeskConfig) =>
         }),
       /** Changes of engine children, in the order they happened. */
       childUpdates,
+      /**
+       * What a handle reported of its own orders (fills and order changes), applied in plain code now as its
+       * subscription would apply it, for one whose events its caller holds instead of publishing them: true when done;
+       * false, with nothing done, when they must be published (a settlement, the lock held, a write that waits, or
+       * events of the handle's still waiting to be applied).
+       */
+      applyNow: (handle: Venue, events: ReadonlyArray<VenueEvent>): boolean => plainOwn.get(handle)?.(events) ?? false,
       /** The order a client id names on an account, with whether the body digest matches the first one. */
       byClientId: (account: string, clientOrderId: string, digest: string) =>
         Effect.map(findByClientId(account, clientOrderId), (found) =>

@@ -1,6 +1,7 @@
 /**
  * A market view handed to a driven engine at a known time feeds the parents it wakes in plain code, at once: a stop
- * it fires is placed before the work answered runs, and the journal is the same as when the work runs as an Effect.
+ * it fires is placed before the work answered runs, with what the child's fill did to the parent, and the journal is
+ * the same as when the work runs as an Effect.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
@@ -70,10 +71,17 @@ const fire = (plain: boolean) =>
     )
     assert.isNotNull(work)
     const placedBeforeWork = placed
+    const doneBeforeWork = (yield* store.eventsAfter(0, 10_000)).some((e) => e.kind === "managed.done")
     yield* work!.pipe(Effect.withClock(clock))
+    // What the child's fill did to its parent: fed in plain code by the view at a known time; here, for the work that
+    // ran as an Effect, by whoever drives the engine next (or the engine's own fiber).
+    const children = engine.childrenNow(clock.unsafeCurrentTimeMillis())
+    if (children !== null) yield* children.pipe(Effect.withClock(clock))
+    for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
     const journal = yield* store.eventsAfter(0, 10_000)
     return {
       placedBeforeWork,
+      doneBeforeWork,
       placed,
       parent: created.order.id,
       log: journal.map((e) => JSON.stringify({ ts: e.ts, kind: e.kind, key: e.key, payload: e.payload }))
@@ -87,6 +95,8 @@ describe("a driven engine fed a view at a known time", () => {
       const viaEffect = yield* fire(false)
       assert.strictEqual(plain.placedBeforeWork, 1, "the child is placed before the work answered runs")
       assert.strictEqual(viaEffect.placedBeforeWork, 0, "without the time the work places it")
+      assert.isTrue(plain.doneBeforeWork, "the child's fill ends the parent in the same plain run")
+      assert.isFalse(viaEffect.doneBeforeWork)
       assert.strictEqual(plain.placed, 1)
       assert.strictEqual(viaEffect.placed, 1)
       assert.isTrue(plain.log.some((line) => line.includes('"managed.child"')))

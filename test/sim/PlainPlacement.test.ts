@@ -12,6 +12,8 @@ import * as Id from "../../src/Domain/Ids.ts"
 import type { Order } from "../../src/Domain/Order.ts"
 import { DEFAULT_RULES } from "../../src/Trading/Risk.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
+import type { TapeVenue } from "../../sim/TapeVenue.ts"
+import { Engine } from "../../src/Engine/Engine.ts"
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/tapes/${name}`, import.meta.url), "utf8")
 
@@ -147,6 +149,69 @@ describe("placing on a tape venue in plain code", () => {
       )
     },
     120_000
+  )
+
+  it.live(
+    "hands what the tape venue reported to the desk in plain code, and never publishes a plain answer twice",
+    () =>
+      Effect.gen(function* () {
+        const { header, events } = generateTape({ seed: 5, markets: 1, durationS: 10 })
+        const market = header.markets[0]!.id as Id.MarketId
+        yield* replay({
+          tape: { header, events },
+          hooks: {
+            end: (run) =>
+              Effect.gen(function* () {
+                const desk = Context.get(run.context, Desk)
+                const engine = Context.get(run.context, Engine)
+                const venue = Context.get(run.context, VenueGateway).handles[0] as TapeVenue
+                const now = events[events.length - 1]!.ts
+                // The desk is the venue's one subscriber: a plain answer comes with the order, not on the stream too.
+                assert.strictEqual(venue.subscribers(), 1)
+                const queue = yield* venue.subscribe
+                assert.strictEqual(venue.subscribers(), 2)
+                const bid = venue.view(market)!.bestBid!
+                const placed = desk.placeNow(
+                  {
+                    account: "sim:default",
+                    market_id: market,
+                    side: "buy",
+                    type: "limit",
+                    amount: "2",
+                    price: F.format(bid)
+                  },
+                  "test",
+                  now
+                ) as { order: Order }
+                assert.strictEqual(placed.order.status, "open")
+                assert.isTrue(yield* queue.isEmpty)
+                // A print at its price reaches it in its queue: the fill goes to the desk in plain code.
+                const reported = venue.applyNow({
+                  type: "trade",
+                  ts: now,
+                  market,
+                  price: F.format(bid),
+                  amount: "1000000",
+                  taker_side: "sell"
+                })
+                assert.isAbove(reported.length, 0)
+                assert.isTrue(desk.applyNow(venue, reported))
+                const filled = (yield* desk.get(placed.order.id))!
+                assert.strictEqual(filled.filled, F.of("2"))
+                assert.strictEqual(filled.status, "closed")
+                // Applied again (as a subscription would hear it), it changes nothing.
+                assert.isTrue(desk.applyNow(venue, reported))
+                assert.strictEqual((yield* desk.fills({ orderId: placed.order.id })).length, 1)
+                // A settlement is applied through Effects: nothing is done here.
+                assert.isFalse(
+                  desk.applyNow(venue, [{ _tag: "Settled", nativeId: Id.nativeOf(market), payout: F.ONE, ts: now }])
+                )
+                // Nothing of the order's was left for the engine, which holds none of it.
+                assert.isNull(engine.childrenNow(now))
+              }).pipe(Effect.scoped, Effect.orDie)
+          }
+        })
+      })
   )
 
   it.live("answers at once with the lock free and no rule that reads the market; else leaves it to Effects", () =>
