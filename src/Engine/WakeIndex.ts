@@ -1,7 +1,8 @@
 /**
  * Which parents a market view wakes. Each parent sleeps in the bands its core watches; per market and reference the
  * bands sit in two sorted lists (by `low` and by `high`), so a view costs O(1) when it wakes nobody and
- * O(log n + woken) when it wakes someone: never a scan of every parent of the market.
+ * O(log n + woken) when it wakes someone: never a scan of every parent of the market. A view with the numbers of the
+ * last one that woke nobody, with nobody filed or taken out since, is answered from them alone.
  */
 import type { Band, MarketView, Reference, Watch } from "./Core.ts"
 import { kept, referenceIn } from "./Core.ts"
@@ -56,6 +57,14 @@ class MarketEntry {
   readonly refs = new Map<Reference, Lists>()
   /** The same lists with their references, in the order they came: what a view walks (no lookup per reference). */
   readonly present: Array<{ readonly ref: Reference; readonly lists: Lists }> = []
+  /**
+   * The last view that woke nobody here, while no parent was filed or taken out since (`quiet`): the same numbers wake
+   * nobody again, with no list looked at. Most views of a book repeat the last one (a change behind the touch).
+   */
+  quiet = false
+  quietBid: number | null = null
+  quietAsk: number | null = null
+  quietLast: number | null = null
 
   listsFor(ref: Reference): Lists {
     let lists = this.refs.get(ref)
@@ -115,6 +124,7 @@ export class WakeIndex {
     if (watch !== "all" && watch.length === 0) return
     let entry = this.markets.get(marketId)
     if (entry === undefined) this.markets.set(marketId, (entry = new MarketEntry()))
+    entry.quiet = false
     this.placed.set(id, place)
     if (watch === "all") {
       entry.always.add(id)
@@ -135,6 +145,7 @@ export class WakeIndex {
     this.placed.delete(id)
     const entry = this.markets.get(before.marketId)
     if (entry === undefined) return
+    entry.quiet = false
     if (before.watch === "all") entry.always.delete(id)
     else {
       for (const band of before.watch) {
@@ -157,6 +168,14 @@ export class WakeIndex {
   woken(marketId: string, view: MarketView): Array<string> | null {
     const entry = this.markets.get(marketId)
     if (entry === undefined) return null
+    if (
+      entry.quiet &&
+      entry.quietBid === view.bestBid &&
+      entry.quietAsk === view.bestAsk &&
+      entry.quietLast === view.last
+    ) {
+      return null
+    }
     let out: Array<string> | null = entry.always.size > 0 ? [...entry.always] : null
     // Any order of references will do: what they wake is sorted below.
     for (const { ref, lists } of entry.present) {
@@ -177,7 +196,14 @@ export class WakeIndex {
         for (let i = 0; i < end; i++) out.push(highs[i]!.id)
       }
     }
-    if (out === null || out.length < 2) return out
+    if (out === null) {
+      entry.quiet = true
+      entry.quietBid = view.bestBid
+      entry.quietAsk = view.bestAsk
+      entry.quietLast = view.last
+      return null
+    }
+    if (out.length < 2) return out
     return [...new Set<string>(out)].sort()
   }
 }

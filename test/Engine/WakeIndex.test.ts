@@ -29,6 +29,8 @@ type Op =
   | { readonly t: "set"; readonly id: number; readonly market: number; readonly watch: Watch }
   | { readonly t: "delete"; readonly id: number }
   | { readonly t: "view"; readonly market: number; readonly view: MarketView }
+  /** The last view of the market again (most views of a book repeat the last one). */
+  | { readonly t: "again"; readonly market: number }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -36,16 +38,23 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 4
   },
   { arbitrary: fc.record({ t: fc.constant("delete" as const), id: fc.nat(15) }), weight: 1 },
-  { arbitrary: fc.record({ t: fc.constant("view" as const), market: fc.nat(2), view: viewArb }), weight: 4 }
+  { arbitrary: fc.record({ t: fc.constant("view" as const), market: fc.nat(2), view: viewArb }), weight: 4 },
+  { arbitrary: fc.record({ t: fc.constant("again" as const), market: fc.nat(2) }), weight: 4 }
 )
 
 describe("the wake index", () => {
-  it("wakes exactly the parents with a band the view leaves (or that watch everything), in id order", () => {
+  it("wakes exactly the parents with a band the view leaves (or that watch everything), in id order, however often a view repeats", () => {
     fc.assert(
       fc.property(fc.array(opArb, { maxLength: 60 }), (ops) => {
         const index = new WakeIndex()
         const model = new Map<string, { market: string; watch: Watch }>()
-        for (const op of ops) {
+        const lastView = new Map<number, MarketView>()
+        for (const op0 of ops) {
+          const last = op0.t === "again" ? lastView.get(op0.market) : undefined
+          if (op0.t === "again" && last === undefined) continue
+          const op: Exclude<Op, { t: "again" }> =
+            op0.t === "again" ? { t: "view", market: op0.market, view: { ...last! } } : op0
+          if (op.t === "view") lastView.set(op.market, op.view)
           if (op.t === "set") {
             index.set(`p${op.id}`, `m${op.market}`, op.watch)
             const inert = (b: Band) => !b.missing && b.low === -Infinity && b.high === Infinity
@@ -69,6 +78,25 @@ describe("the wake index", () => {
       }),
       RUNS
     )
+  })
+})
+
+describe("a view that repeats the last one", () => {
+  it("wakes a parent filed since the last time it woke nobody", () => {
+    const index = new WakeIndex()
+    const view: MarketView = { bestBid: (40 * T) as MarketView["bestBid"], bestAsk: null, last: null }
+    index.set("a", "m", [{ ref: "bid", low: 30 * T, high: Infinity, missing: false }])
+    expect(index.woken("m", view)).toBeNull()
+    expect(index.woken("m", { ...view })).toBeNull()
+    index.set("b", "m", [{ ref: "bid", low: 45 * T, high: Infinity, missing: false }])
+    expect(index.woken("m", { ...view })).toEqual(["b"])
+    index.delete("b")
+    expect(index.woken("m", { ...view })).toBeNull()
+    // Filed on another market, it changes nothing here.
+    index.set("c", "n", [{ ref: "bid", low: 45 * T, high: Infinity, missing: false }])
+    expect(index.woken("m", { ...view })).toBeNull()
+    index.set("a", "m", [{ ref: "bid", low: 40 * T, high: Infinity, missing: false }])
+    expect(index.woken("m", { ...view })).toEqual(["a"])
   })
 })
 
