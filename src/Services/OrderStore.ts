@@ -306,13 +306,33 @@ export class OrderStore extends Context.Tag("crossbook/OrderStore")<
       for (const parent of batch.parents ?? []) parents.set(parent.id, parent)
       for (const setting of batch.settings ?? []) settings.set(setting.key, setting.value)
       for (const bucket of batch.buckets ?? []) buckets.set(bucket.num, bucket)
-      const events = (batch.entries ?? []).map((entry) => {
-        const event = { ...entry, seq: journal.length + 1 }
-        journal.push(event)
-        return event
-      })
+      const entries = batch.entries
+      const events: Array<JournalEvent> = []
+      if (entries !== undefined) {
+        for (const entry of entries) {
+          // Built field by field (one shape for every event), not spread from entries of several shapes.
+          const event: JournalEvent = {
+            ts: entry.ts,
+            kind: entry.kind,
+            key: entry.key,
+            payload: entry.payload,
+            seq: journal.length + 1
+          }
+          journal.push(event)
+          events.push(event)
+        }
+      }
       for (const { fill, entry } of batch.fills ?? []) {
-        fills.push({ ...fill, seq: events[entry]!.seq })
+        fills.push({
+          id: fill.id,
+          account: fill.account,
+          marketId: fill.marketId,
+          orderId: fill.orderId,
+          book: fill.book,
+          ts: fill.ts,
+          record: fill.record,
+          seq: events[entry]!.seq
+        })
         fillIds.add(fill.id)
       }
       for (const p of batch.positions ?? []) positions.set(`${p.account}\u0000${p.marketId}`, p)

@@ -320,8 +320,10 @@ const makeDesk = (config: DeskConfig) =>
     const orderBatch = (order: Order, kind: string, fill: Fill | undefined, before: ReadonlyArray<JournalEntry>) => {
       memory.remember(order)
       const entries = [...before, { ts: order.updatedAt, kind, key: order.id, payload: renderOrder(order) }]
-      const batch: Batch = { orders: [stored(order)], entries }
-      return fill === undefined ? batch : { ...batch, ...recordFill(fill, entries) }
+      const orders = [stored(order)]
+      if (fill === undefined) return { orders, entries }
+      const { fills, positions, balances } = recordFill(fill, entries)
+      return { orders, entries, fills, positions, balances }
     }
     /** A child's change reaches its parent's engine once stored. */
     const childUpdate = (order: Order, fill: Fill | undefined) => {
