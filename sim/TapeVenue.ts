@@ -5,7 +5,7 @@ import type { MarketView } from "../src/Engine/Core.ts"
 import type { Market, Trade } from "../src/Domain/Market.ts"
 import type { PlaceOrderRequest, Venue, VenueEvent, VenueOrder } from "../src/Services/VenueGateway.ts"
 import { VenueError } from "../src/Services/VenueGateway.ts"
-import { type Answer, type FeeRule, makeOrderModel, viewOf } from "../src/Venues/Paper/Model.ts"
+import { type Answer, answerOf, type FeeRule, makeOrderModel, viewOf } from "../src/Venues/Paper/Model.ts"
 import { takerFee } from "../src/Venues/Sim/Exchange.ts"
 import { SIM_CAPABILITIES } from "../src/Venues/SimVenue.ts"
 import type { TapeEvent, TapeHeader } from "./Tape.ts"
@@ -191,7 +191,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
     const answerNow = (result: Answer, published = true): VenueOrder | VenueError => {
       if (result._tag === "Refused") return new VenueError({ venue: venueId, ...result.refusal })
       if (published) for (const event of result.events) events.unsafeOffer(event)
-      return { ...viewOf(result.order), events: result.events }
+      return answerOf(result.order, result.events)
     }
     /** A plain answer as the Effect the venue's interface gives. */
     const asEffect = (answered: VenueOrder | VenueError) =>

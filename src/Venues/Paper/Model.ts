@@ -102,6 +102,16 @@ export const viewOf = (o: OwnOrder): VenueOrder => ({
   updatedAt: o.updatedAt
 })
 
+/**
+ * The order as an answer gives it: its view with what the answer reported. The events are set on the view made above,
+ * not spread into a copy of it: V8 gave every such copy a map of its own, and each reader of answers then missed.
+ */
+export const answerOf = (o: OwnOrder, events: ReadonlyArray<VenueEvent>): VenueOrder => {
+  const answer: { -readonly [K in keyof VenueOrder]: VenueOrder[K] } = viewOf(o)
+  answer.events = events
+  return answer
+}
+
 const restingSide = (side: Side): BookSide => (side === "buy" ? "bid" : "ask")
 
 /** How many finished orders a model keeps (as the desk keeps the last ones that finished). */

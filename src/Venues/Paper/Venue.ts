@@ -16,7 +16,7 @@ import {
   VenueError,
   type VenueEvent
 } from "../../Services/VenueGateway.ts"
-import { type Answer, makeOrderModel, modelBook, NO_FEES, viewOf } from "./Model.ts"
+import { type Answer, answerOf, makeOrderModel, modelBook, NO_FEES, viewOf } from "./Model.ts"
 
 export interface PaperOptions {
   /** How often the books and trades of markets where paper orders rest are read besides the venue's stream (ms). */
@@ -59,7 +59,7 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
     const answer = (result: Answer) =>
       result._tag === "Refused"
         ? Effect.fail(new VenueError({ venue: venueId, ...result.refusal }))
-        : Effect.as(publish(result.events), { ...viewOf(result.order), events: result.events })
+        : Effect.as(publish(result.events), answerOf(result.order, result.events))
 
     /**
      * Reads a market's trades and book and feeds them to the model: trades not applied yet (oldest first), then the
