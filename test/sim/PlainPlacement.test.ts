@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import * as fc from "fast-check"
 import { readFileSync } from "node:fs"
 import { generateTape } from "../../sim/Generator.ts"
-import { replay, Scenario, simWiring, type Wiring } from "../../sim/Replay.ts"
+import { replay, type RunContext, Scenario, simWiring, type Wiring } from "../../sim/Replay.ts"
 import { TapeBook } from "../../sim/TapeBook.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { ApiError } from "../../src/Domain/Errors.ts"
@@ -87,6 +87,20 @@ const orderOf = (
   }
 }
 
+/** A short replay of one generated market; `f` runs at its end, at the tape's last time. */
+const atTheEnd = (
+  f: (run: RunContext, market: Id.MarketId, now: number) => Effect.Effect<void, unknown, Scope.Scope>
+) =>
+  Effect.gen(function* () {
+    const { header, events } = generateTape({ seed: 5, markets: 1, durationS: 10 })
+    const market = header.markets[0]!.id as Id.MarketId
+    const now = events[events.length - 1]!.ts
+    yield* replay({
+      tape: { header, events },
+      hooks: { end: (run) => f(run, market, now).pipe(Effect.scoped, Effect.orDie) }
+    })
+  })
+
 describe("placing on a tape venue in plain code", () => {
   it.live("gives the demo scenario's event log byte for byte as placing through Effects", () =>
     Effect.gen(function* () {
@@ -154,103 +168,85 @@ describe("placing on a tape venue in plain code", () => {
   it.live(
     "hands what the tape venue reported to the desk in plain code, and never publishes a plain answer twice",
     () =>
-      Effect.gen(function* () {
-        const { header, events } = generateTape({ seed: 5, markets: 1, durationS: 10 })
-        const market = header.markets[0]!.id as Id.MarketId
-        yield* replay({
-          tape: { header, events },
-          hooks: {
-            end: (run) =>
-              Effect.gen(function* () {
-                const desk = Context.get(run.context, Desk)
-                const engine = Context.get(run.context, Engine)
-                const venue = Context.get(run.context, VenueGateway).handles[0] as TapeVenue
-                const now = events[events.length - 1]!.ts
-                // The desk is the venue's one subscriber: a plain answer comes with the order, not on the stream too.
-                assert.strictEqual(venue.subscribers(), 1)
-                const queue = yield* venue.subscribe
-                assert.strictEqual(venue.subscribers(), 2)
-                const bid = venue.view(market)!.bestBid!
-                const placed = desk.placeNow(
-                  {
-                    account: "sim:default",
-                    market_id: market,
-                    side: "buy",
-                    type: "limit",
-                    amount: "2",
-                    price: F.format(bid)
-                  },
-                  "test",
-                  now
-                ) as { order: Order }
-                assert.strictEqual(placed.order.status, "open")
-                assert.isTrue(yield* queue.isEmpty)
-                // A print at its price reaches it in its queue: the fill goes to the desk in plain code.
-                const reported = venue.applyNow({
-                  type: "trade",
-                  ts: now,
-                  market,
-                  price: F.format(bid),
-                  amount: "1000000",
-                  taker_side: "sell"
-                })
-                assert.isAbove(reported.length, 0)
-                assert.isTrue(desk.applyNow(venue, reported))
-                const filled = (yield* desk.get(placed.order.id))!
-                assert.strictEqual(filled.filled, F.of("2"))
-                assert.strictEqual(filled.status, "closed")
-                // Applied again (as a subscription would hear it), it changes nothing.
-                assert.isTrue(desk.applyNow(venue, reported))
-                assert.strictEqual((yield* desk.fills({ orderId: placed.order.id })).length, 1)
-                // A settlement is applied through Effects: nothing is done here.
-                assert.isFalse(
-                  desk.applyNow(venue, [{ _tag: "Settled", nativeId: Id.nativeOf(market), payout: F.ONE, ts: now }])
-                )
-                // Nothing of the order's was left for the engine, which holds none of it.
-                assert.isNull(engine.childrenNow(now))
-              }).pipe(Effect.scoped, Effect.orDie)
-          }
+      atTheEnd((run, market, now) =>
+        Effect.gen(function* () {
+          const desk = Context.get(run.context, Desk)
+          const engine = Context.get(run.context, Engine)
+          const venue = Context.get(run.context, VenueGateway).handles[0] as TapeVenue
+          // The desk is the venue's one subscriber: a plain answer comes with the order, not on the stream too.
+          assert.strictEqual(venue.subscribers(), 1)
+          const queue = yield* venue.subscribe
+          assert.strictEqual(venue.subscribers(), 2)
+          const bid = venue.view(market)!.bestBid!
+          const placed = desk.placeNow(
+            {
+              account: "sim:default",
+              market_id: market,
+              side: "buy",
+              type: "limit",
+              amount: "2",
+              price: F.format(bid)
+            },
+            "test",
+            now
+          ) as { order: Order }
+          assert.strictEqual(placed.order.status, "open")
+          assert.isTrue(yield* queue.isEmpty)
+          // A print at its price reaches it in its queue: the fill goes to the desk in plain code.
+          const reported = venue.applyNow({
+            type: "trade",
+            ts: now,
+            market,
+            price: F.format(bid),
+            amount: "1000000",
+            taker_side: "sell"
+          })
+          assert.isAbove(reported.length, 0)
+          assert.isTrue(desk.applyNow(venue, reported))
+          const filled = (yield* desk.get(placed.order.id))!
+          assert.strictEqual(filled.filled, F.of("2"))
+          assert.strictEqual(filled.status, "closed")
+          // Applied again (as a subscription would hear it), it changes nothing.
+          assert.isTrue(desk.applyNow(venue, reported))
+          assert.strictEqual((yield* desk.fills({ orderId: placed.order.id })).length, 1)
+          // A settlement is applied through Effects: nothing is done here.
+          assert.isFalse(
+            desk.applyNow(venue, [{ _tag: "Settled", nativeId: Id.nativeOf(market), payout: F.ONE, ts: now }])
+          )
+          // Nothing of the order's was left for the engine, which holds none of it.
+          assert.isNull(engine.childrenNow(now))
         })
-      })
+      )
   )
 
   it.live("answers at once with the lock free and no rule that reads the market; else leaves it to Effects", () =>
-    Effect.gen(function* () {
-      const { header, events } = generateTape({ seed: 5, markets: 1, durationS: 10 })
-      const market = header.markets[0]!.id as Id.MarketId
-      const order = {
-        account: "sim:default",
-        market_id: market,
-        side: "buy" as const,
-        type: "limit" as const,
-        amount: "1",
-        price: "0.02"
-      }
-      yield* replay({
-        tape: { header, events },
-        hooks: {
-          end: (run) =>
-            Effect.gen(function* () {
-              const desk = Context.get(run.context, Desk)
-              const now = events[events.length - 1]!.ts
-              const placed = desk.placeNow(order, "test", now)
-              assert.isFalse(placed === undefined || placed instanceof ApiError)
-              assert.strictEqual((placed as { order: { status: string } }).order.status, "open")
-              // The same client id and body answer the order placed, a different body is refused.
-              const first = desk.placeNow({ ...order, client_order_id: "c-1" }, "test", now)
-              const again = desk.placeNow({ ...order, client_order_id: "c-1" }, "test", now)
-              assert.deepStrictEqual(again, { order: (first as { order: Order }).order, created: false })
-              const other = desk.placeNow({ ...order, client_order_id: "c-1", amount: "2" }, "test", now)
-              assert.instanceOf(other, ApiError)
-              assert.strictEqual((other as ApiError).code, "validation_error")
-              // A price collar reads the market's book: the placement is left to Effects, with nothing done.
-              yield* desk.setRisk({ ...DEFAULT_RULES, price_collar: "0.95" }, "test")
-              assert.isUndefined(desk.placeNow({ ...order, client_order_id: "c-2" }, "test", now))
-              const placed2 = yield* desk.place({ ...order, client_order_id: "c-2" }, "test")
-              assert.isTrue(placed2.created)
-            }).pipe(Effect.orDie)
+    atTheEnd((run, market, now) =>
+      Effect.gen(function* () {
+        const order = {
+          account: "sim:default",
+          market_id: market,
+          side: "buy" as const,
+          type: "limit" as const,
+          amount: "1",
+          price: "0.02"
         }
+        const desk = Context.get(run.context, Desk)
+        const placed = desk.placeNow(order, "test", now)
+        assert.isFalse(placed === undefined || placed instanceof ApiError)
+        assert.strictEqual((placed as { order: { status: string } }).order.status, "open")
+        // The same client id and body answer the order placed, a different body is refused.
+        const first = desk.placeNow({ ...order, client_order_id: "c-1" }, "test", now)
+        const again = desk.placeNow({ ...order, client_order_id: "c-1" }, "test", now)
+        assert.deepStrictEqual(again, { order: (first as { order: Order }).order, created: false })
+        const other = desk.placeNow({ ...order, client_order_id: "c-1", amount: "2" }, "test", now)
+        assert.instanceOf(other, ApiError)
+        assert.strictEqual((other as ApiError).code, "validation_error")
+        // A price collar reads the market's book: the placement is left to Effects, with nothing done.
+        yield* desk.setRisk({ ...DEFAULT_RULES, price_collar: "0.95" }, "test")
+        assert.isUndefined(desk.placeNow({ ...order, client_order_id: "c-2" }, "test", now))
+        const placed2 = yield* desk.place({ ...order, client_order_id: "c-2" }, "test")
+        assert.isTrue(placed2.created)
       })
-    })
+    )
   )
 })
