@@ -187,7 +187,10 @@ export const makeTapeVenue = (header: TapeHeader) =>
     const publish = (reported: ReadonlyArray<VenueEvent>) =>
       reported.length > 0 ? PubSub.publishAll(events, reported) : Effect.void
 
-    /** The model's answer as the venue gives it, in plain code: what it reported is published and comes with the order. */
+    /**
+     * The model's answer as the venue gives it, in plain code: what it reported comes with the order, and is published
+     * too unless `published` is false (an answer given in plain code: the desk applies it with the answer).
+     */
     const answerNow = (result: Answer, published = true): VenueOrder | VenueError => {
       if (result._tag === "Refused") return new VenueError({ venue: venueId, ...result.refusal })
       if (published) for (const event of result.events) events.unsafeOffer(event)

@@ -64,7 +64,6 @@ const firstReachIsPlace = (commands: ReadonlyArray<Command>): boolean => {
   return false
 }
 
-/** A child's order changed at the desk: the parent's sums take it in, and its core hears of fills and ends. */
 /**
  * The changes of children the desk stored, fed to their parents in the order they happened; `again`: then those the
  * feeding led to, until none is left.
@@ -76,6 +75,7 @@ export const childrenNow = (d: Driver, now: number, again = true): Rest => {
   return again ? andThen(fed, now, (t) => childrenNow(d, t)) : fed
 }
 
+/** A child's order changed at the desk: the parent's sums take it in, and its core hears of fills and ends. */
 export const onChildUpdate = (d: Driver, update: ChildUpdate, now: number): Rest => {
   const parentId = update.order.parentId
   const rt = parentId === null ? undefined : d.parents.get(parentId)

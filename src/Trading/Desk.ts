@@ -493,7 +493,7 @@ const makeDesk = (config: DeskConfig) =>
       return emit(entries)
     })
 
-    /** Per handle that answers in process: applies what it reported in plain code, or answers false (nothing done). */
+    /** Per handle that is not a remote venue: applies what it reported in plain code, or answers false (nothing done). */
     const plainOwn = new Map<Venue, (events: ReadonlyArray<VenueEvent>) => boolean>()
     // One subscription per trading handle (each venue, and its paper handle); events are applied under the lock, in
     // the handle's order.
