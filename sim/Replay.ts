@@ -68,6 +68,34 @@ export const simWiringWith =
 export const simWiring: Wiring = simWiringWith()
 
 /**
+ * The services of a driven engine over one tape venue whose book is at the tape's first moment, on `clock`: for
+ * tests and benchmarks that hand the engine its views themselves. Built in the caller's scope.
+ */
+export const drivenOverTape = (
+  tape: { readonly header: TapeHeader; readonly events: ReadonlyArray<TapeEvent> },
+  options: { readonly clock: DiscreteClock; readonly store: Layer.Layer<OrderStore>; readonly startingCash: string }
+) =>
+  Effect.gen(function* () {
+    const venue = yield* makeTapeVenue(tape.header)
+    const t0 = tape.events[0]?.ts ?? 0
+    for (const e of tape.events) {
+      if (e.ts > t0) break
+      venue.applyNow(e)
+    }
+    const layer = serverServices({
+      seed: 1,
+      engineSeed: 1,
+      drivenEngine: true,
+      startingCash: options.startingCash,
+      venues: Layer.succeed(VenueGateway, VenueGateway.fromVenues([venue])),
+      store: options.store,
+      auth: Auth.layerAllowAll
+    })
+    const context = yield* Layer.build(layer).pipe(Effect.withClock(options.clock))
+    return { venue, context, engine: Context.get(context, EngineTag) }
+  })
+
+/**
  * Called around each tape event, on the same clock; a backtest's strategy lives here. `before` and `after` may answer
  * null: nothing more to run. The replay then goes on in plain code, as it does where no hook is given.
  */

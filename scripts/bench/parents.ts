@@ -9,14 +9,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance, PerformanceObserver } from "node:perf_hooks"
 import { DiscreteClock } from "../../sim/DiscreteClock.ts"
-import { makeTapeVenue } from "../../sim/TapeVenue.ts"
-import { serverServices } from "../../src/Stack.ts"
+import { drivenOverTape } from "../../sim/Replay.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
-import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
-import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import type { Desk } from "../../src/Trading/Desk.ts"
 import { submitOrder } from "../../src/Orders.ts"
 import { benchTape, mixedParents, type Tape } from "./engine.ts"
@@ -28,27 +25,9 @@ const gc = (globalThis as { gc?: () => void }).gc
 /** Parents placed before the heap is first read. */
 const WARM_UP = 2_000
 
-/** The services of a driven engine over a tape venue with the tape's first moment applied. */
+/** A driven engine over a tape venue with the tape's first moment applied, built in `scope`. */
 const services = (tape: Tape, store: Layer.Layer<OrderStore>, scope: Scope.Scope, clock: DiscreteClock) =>
-  Effect.gen(function* () {
-    const venue = yield* makeTapeVenue(tape.header)
-    const t0 = tape.events[0]?.ts ?? 0
-    for (const e of tape.events) {
-      if (e.ts > t0) break
-      venue.applyNow(e)
-    }
-    const layer = serverServices({
-      seed: 1,
-      engineSeed: 1,
-      drivenEngine: true,
-      startingCash: "1000000000",
-      venues: Layer.succeed(VenueGateway, VenueGateway.fromVenues([venue])),
-      store,
-      auth: Auth.layerAllowAll
-    })
-    const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.withClock(clock))
-    return { venue, context, engine: Context.get(context, Engine) }
-  })
+  Scope.extend(drivenOverTape(tape, { clock, store, startingCash: "1000000000" }), scope)
 
 const place = (context: Context.Context<Desk | Engine>, tape: Tape, count: number, markets?: ReadonlyArray<string>) =>
   Effect.forEach(

@@ -4,17 +4,13 @@
  * the same as when the work runs as an Effect.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect } from "effect"
 import { DiscreteClock } from "../../sim/DiscreteClock.ts"
 import { generateTape } from "../../sim/Generator.ts"
-import { makeTapeVenue } from "../../sim/TapeVenue.ts"
+import { drivenOverTape } from "../../sim/Replay.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { asMarketId } from "../../src/Domain/Ids.ts"
-import { Engine } from "../../src/Engine/Engine.ts"
-import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
-import { VenueGateway } from "../../src/Services/VenueGateway.ts"
-import { serverServices } from "../../src/Stack.ts"
 
 /** A driven engine over a tape venue at the tape's first moment; `plain`: views are handed with the clock's time. */
 const fire = (plain: boolean) =>
@@ -22,22 +18,10 @@ const fire = (plain: boolean) =>
     const { header, events } = generateTape({ seed: 3, markets: 2, durationS: 5 })
     const t0 = events[0]!.ts
     const clock = new DiscreteClock(t0)
-    const venue = yield* makeTapeVenue(header)
-    for (const e of events) {
-      if (e.ts > t0) break
-      venue.applyNow(e)
-    }
-    const layer = serverServices({
-      seed: 1,
-      engineSeed: 1,
-      drivenEngine: true,
-      startingCash: "1000",
-      venues: Layer.succeed(VenueGateway, VenueGateway.fromVenues([venue])),
-      store: OrderStore.layerMemory,
-      auth: Auth.layerAllowAll
-    })
-    const context = yield* Layer.build(layer).pipe(Effect.withClock(clock))
-    const engine = Context.get(context, Engine)
+    const { venue, context, engine } = yield* drivenOverTape(
+      { header, events },
+      { clock, store: OrderStore.layerMemory, startingCash: "1000" }
+    )
     const store = Context.get(context, OrderStore)
     const market = asMarketId(header.markets[0]!.id)!
     const view = venue.view(market)!
