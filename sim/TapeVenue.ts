@@ -78,6 +78,13 @@ class RecentTrades {
   }
 }
 const EMPTY = new TapeBook()
+
+/** A market's best bid, best ask and last print, read off its book and its prints (no copy of either). */
+const touchOf = (book: TapeBook, recent: RecentTrades | undefined): MarketView => ({
+  bestBid: book.bestBid(),
+  bestAsk: book.bestAsk(),
+  last: recent === undefined ? null : recent.latestPrice()
+})
 /** No event: one list for every answer without any. */
 const NO_EVENTS: ReadonlyArray<VenueEvent> = Object.freeze([])
 
@@ -252,14 +259,19 @@ export const makeTapeVenue = (header: TapeHeader) =>
         PubSub.subscribe(events)
       ),
       subscribers: () => subscribers,
-      now: { market: (nativeId) => markets.get(nativeId), placeOrder: (r, now) => placeNow(r, now, false) },
+      now: {
+        market: (nativeId) => markets.get(nativeId),
+        placeOrder: (r, now) => placeNow(r, now, false),
+        touch: (nativeId) => {
+          const book = books.get(nativeId)
+          return book === undefined ? undefined : touchOf(book, trades.get(nativeId))
+        }
+      },
       applyNow,
       publish,
       view: (marketId) => {
         const parts = byMarketId.get(marketId)
-        if (parts === undefined) return undefined
-        const { book } = parts
-        return { bestBid: book.bestBid(), bestAsk: book.bestAsk(), last: parts.trades.latestPrice() }
+        return parts === undefined ? undefined : touchOf(parts.book, parts.trades)
       }
     }
     return venue

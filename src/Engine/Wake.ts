@@ -48,6 +48,9 @@ export const viewOf = Effect.fnUntraced(function* (d: Driver, marketId: Id.Marke
   const venue = d.gateway.venue(Id.venueOf(marketId))
   if (venue === undefined) return undefined
   const nativeId = Id.nativeOf(marketId)
+  // A venue in this process answers the touch itself, with no copy of its book or its trades.
+  const touch = venue.now?.touch?.(nativeId)
+  if (touch !== undefined) return touch satisfies MarketView
   const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
   if (book === undefined) return undefined
   // A venue that streams the market keeps its last trade from the stream; any other is asked.

@@ -141,6 +141,18 @@ export interface VenueNow {
    * publishes it; the answer's events are fills and changes of the order placed.
    */
   readonly placeOrder: (request: PlaceOrderRequest, now: number) => VenueOrder | VenueError
+  /**
+   * The market's best bid, best ask (YES prices) and last trade price now, as `book` and `trades` would give them,
+   * without copying either; undefined for a market the venue does not have.
+   */
+  readonly touch?: (nativeId: string) => Touch | undefined
+}
+
+/** A market's best bid and ask (YES prices) and its last trade price; null where there is none. */
+export interface Touch {
+  readonly bestBid: Fixed | null
+  readonly bestAsk: Fixed | null
+  readonly last: Fixed | null
 }
 
 /** A venue: public market data plus, where the venue allows it, orders on one account. */

@@ -149,3 +149,55 @@ describe("tape venue queue", () => {
     )
   })
 })
+
+describe("tape venue touch", () => {
+  /** The touch as the venue's book and trades answer it. */
+  const read = (v: TapeVenue) =>
+    Effect.runSync(
+      Effect.gen(function* () {
+        const book = yield* v.book("M1")
+        const trades = yield* v.trades("M1")
+        return {
+          bestBid: book.bids[0]?.price ?? null,
+          bestAsk: book.asks[0]?.price ?? null,
+          last: trades[0]?.price ?? null
+        }
+      })
+    )
+
+  it("answers what the book and the trades show, as the tape moves them, and nothing for a market it lacks", () => {
+    const v = venue()
+    expect(v.now?.touch?.("M1")).toEqual({ bestBid: null, bestAsk: null, last: null })
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.record({
+              kind: fc.constant("change" as const),
+              side: fc.constantFrom("bid" as const, "ask" as const),
+              cents: fc.integer({ min: 1, max: 99 }),
+              size: fc.integer({ min: 0, max: 50 })
+            }),
+            fc.record({
+              kind: fc.constant("trade" as const),
+              cents: fc.integer({ min: 1, max: 99 }),
+              size: fc.integer({ min: 1, max: 50 })
+            })
+          ),
+          { maxLength: 60 }
+        ),
+        (steps) => {
+          const w = venue()
+          for (const s of steps) {
+            const price = (s.cents / 100).toFixed(2)
+            if (s.kind === "change") change(w, s.side, price, String(s.size))
+            else print(w, price, String(s.size), "buy")
+            expect(w.now?.touch?.("M1")).toEqual(read(w))
+          }
+        }
+      ),
+      { seed: 7, numRuns: 100 }
+    )
+    expect(v.now?.touch?.("NOPE")).toBeUndefined()
+  })
+})
