@@ -32,19 +32,19 @@ const SEMI_SPACE_MB = 32
 /**
  * The V8 flags a worker process runs with, its old generation bounded to `heapMb`. When the pool's `workers` fill
  * every core, each collects its garbage on its own thread: there is no idle core for V8's helper threads, which would
- * only take time from the other workers. A pool with a core to spare keeps them.
+ * only take time from the other workers. A pool with a core to spare keeps them, unless `helpers` says otherwise.
  */
-export const workerFlags = (heapMb: number, workers = 1): Array<string> => [
+export const workerFlags = (heapMb: number, workers = 1, helpers = workers < availableParallelism()): Array<string> => [
   `--max-old-space-size=${heapMb}`,
   `--max-semi-space-size=${SEMI_SPACE_MB}`,
-  ...(workers >= availableParallelism() ? ["--single-threaded-gc"] : [])
+  ...(helpers ? [] : ["--single-threaded-gc"])
 ]
 
 /** How a worker process starts: the built worker beside the bundle, or the TypeScript source through tsx. */
-const spawn = (heapMb: number, workers: number): ChildProcess => {
+const spawn = (heapMb: number, workers: number, helpers: boolean | undefined): ChildProcess => {
   const here = import.meta.url
   const options = {
-    execArgv: workerFlags(heapMb, workers),
+    execArgv: workerFlags(heapMb, workers, helpers),
     serialization: "advanced" as const,
     stdio: ["ignore", "inherit", "pipe", "ipc"] as Array<"ignore" | "inherit" | "pipe" | "ipc">
   }
@@ -73,8 +73,15 @@ export interface Pool {
   readonly run: (job: Job) => Effect.Effect<JobOutcome, Error>
 }
 
-/** A pool of `size` worker processes, each job's heap bounded to `heapMb`, ended with its scope. */
-export const makePool = (size: number, heapMb = JOB_HEAP_MB): Effect.Effect<Pool, never, Scope.Scope> =>
+/**
+ * A pool of `size` worker processes, each job's heap bounded to `heapMb`, ended with its scope. `helpers` decides
+ * whether V8 may collect a worker's garbage on threads of its own (by default when the pool leaves a core free).
+ */
+export const makePool = (
+  size: number,
+  heapMb = JOB_HEAP_MB,
+  helpers?: boolean
+): Effect.Effect<Pool, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const waiting: Array<{ readonly job: Job; readonly done: (outcome: JobOutcome | Error) => void }> = []
@@ -88,7 +95,7 @@ export const makePool = (size: number, heapMb = JOB_HEAP_MB): Effect.Effect<Pool
       }
 
       const start = (slot: Slot) => {
-        const worker = spawn(heapMb, size)
+        const worker = spawn(heapMb, size, helpers)
         slot.worker = worker
         // The worker's errors go on to this process's; the last of them tells a heap that ran out from a crash.
         let said = ""
