@@ -2,11 +2,18 @@
 import { Effect } from "effect"
 import { ApiError } from "./Domain/Errors.ts"
 import { PLAIN_TYPES, type Order } from "./Domain/Order.ts"
-import { badMarketId, type OrderRequest, unknownType } from "./Domain/OrderRequest.ts"
+import { badMarketId, type OrderRequest, orderRequestSchema, unknownType } from "./Domain/OrderRequest.ts"
 import { type CheckedMember, Engine } from "./Engine/Engine.ts"
+import { COMPLEX_TYPES } from "./Engine/Registry.ts"
 import { BUCKET_VENUE, type BucketRecord } from "./Trading/Buckets.ts"
 import { Desk } from "./Trading/Desk.ts"
 import * as Id from "./Domain/Ids.ts"
+
+/**
+ * The body of a new order (`POST /trading/orders`, a scenario's or a strategy's order): the order request every way
+ * in shares, with the plain and the registered types.
+ */
+export const PlaceOrder = orderRequestSchema([...PLAIN_TYPES, ...COMPLEX_TYPES])
 
 export type { OrderRequest } from "./Domain/OrderRequest.ts"
 

@@ -14,7 +14,7 @@ import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
-import { serverServices } from "../../src/Stack.ts"
+import { serverServices } from "../../src/Assembly.ts"
 import { servedVenuesLayer } from "../../src/Venues/Venues.ts"
 import { type Figure, ratio } from "./common.ts"
 

@@ -8,7 +8,7 @@ import { submitOrder } from "../../src/Orders.ts"
 import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { type Venue, VenueGateway } from "../../src/Services/VenueGateway.ts"
-import { serverServices } from "../../src/Stack.ts"
+import { serverServices } from "../../src/Assembly.ts"
 import { makeSimVenues } from "../../src/Venues/SimVenue.ts"
 import { type Figure, ratio } from "./common.ts"
 

@@ -16,7 +16,8 @@ import {
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { createServer } from "node:http"
-import { OrderRecord, PlaceOrder } from "../../src/Http/Desk/Api.ts"
+import { OrderRecord } from "../../src/Http/Desk/Api.ts"
+import { PlaceOrder } from "../../src/Orders.ts"
 
 class Caller extends Context.Tag("bench/Caller")<Caller, string>() {}
 

@@ -1,5 +1,5 @@
 /** SQLite for the engine database: the client, connection settings, and the migrator. */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
 import Database from "better-sqlite3"

@@ -1,5 +1,6 @@
 /** The MatchingClient seam: given a market, the market on another venue asking the same question. */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Clock, Context, Data, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { ErrorBody } from "../Domain/Errors.ts"
 import { apiKey } from "./HostedConfig.ts"

@@ -1,6 +1,6 @@
 /** What the server counts and traces at its boundaries: the metric families, the journal's tally, spans when exported. */
 import { Context, Effect, Exit, FiberRef } from "effect"
-import { HttpClient } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
 import { globalValue } from "effect/GlobalValue"
 import { performance } from "node:perf_hooks"
 import type { JournalEvent } from "../Services/OrderStore.ts"

@@ -3,7 +3,7 @@ import { Context, Effect, Exit, Layer, Scope, TestClock, TestContext } from "eff
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { authLayer, deskServices, serverServices, venuesLayer } from "../../src/Stack.ts"
+import { authLayer, deskServices, serverServices, venuesLayer } from "../../src/Assembly.ts"
 import { renderOrder } from "../../src/Domain/Order.ts"
 import type { AccountRequest } from "../../src/Domain/OrderRequest.ts"
 import { Engine } from "../../src/Engine/Engine.ts"

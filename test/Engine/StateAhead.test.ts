@@ -4,7 +4,7 @@ import { Engine } from "../../src/Engine/Engine.ts"
 import type { Runtime } from "../../src/Engine/Runtime.ts"
 import { type Batch, OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
-import { authLayer, serverServices } from "../../src/Stack.ts"
+import { authLayer, serverServices } from "../../src/Assembly.ts"
 import { settle } from "./Support.ts"
 import { makeMarketId } from "../../src/Domain/Ids.ts"
 

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, TestClock } from "effect"
-import { authLayer, serverServices } from "../../src/Stack.ts"
+import { authLayer, serverServices } from "../../src/Assembly.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"

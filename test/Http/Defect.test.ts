@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Logger, Queue } from "effect"
-import { authLayer } from "../../src/Stack.ts"
+import { authLayer } from "../../src/Assembly.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { HttpServeLive } from "../../src/Http/Server.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -69,5 +69,29 @@ describe("the layout", () => {
     } finally {
       rmSync(base, { recursive: true, force: true })
     }
+  })
+})
+
+describe("what a sweep worker loads", () => {
+  /** Every module of the project the worker's entry reaches through its imports. */
+  const reached = (entry: string): Set<string> => {
+    const seen = new Set([entry])
+    for (const module of seen) for (const i of tree.imports) if (i.from === module) seen.add(i.to)
+    return seen
+  }
+
+  it("the trading code alone: no HTTP, server stack or remote venue, and no package index that loads them", () => {
+    const modules = [...reached("sim/Sweep/Worker.ts")]
+    assert.include(modules, "src/Engine/Engine.ts")
+    assert.include(modules, "src/Trading/Desk.ts")
+    const server = modules.filter((m) =>
+      /^src\/(Http|Stack|Doctor|Cli|Data|Hosted)[./]|^src\/Venues\/(Kalshi|Polymarket)\//.test(m)
+    )
+    assert.deepStrictEqual(server, [])
+    // An index such as `@effect/platform`'s loads every module of the package (its API reference pages among them).
+    const indexes = modules.filter((m) =>
+      /from "@effect\/(platform|platform-node)"/.test(readFileSync(join(ROOT, m), "utf8"))
+    )
+    assert.deepStrictEqual(indexes, [])
   })
 })

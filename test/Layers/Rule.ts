@@ -27,7 +27,8 @@ export const LEVELS: ReadonlyArray<ReadonlyArray<string>> = [
   // the desk; the matcher behind the MatchingClient seam; the doctor's checks; help pages (they list the venues)
   ["src/Trading", "src/Matching", "src/Doctor", "src/CliHelp"],
   ["src/Engine"],
-  ["src/Orders"],
+  // the order routes' logic, and the services assembled as layers (the server's and the simulator's)
+  ["src/Orders", "src/Assembly"],
   ["src/Http"],
   // the data host (its server is built of the Http room's parts)
   ["src/Data"],

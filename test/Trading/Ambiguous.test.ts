@@ -19,7 +19,7 @@ import {
   VenueGateway,
   type VenueOrder
 } from "../../src/Services/VenueGateway.ts"
-import { deskServices } from "../../src/Stack.ts"
+import { deskServices } from "../../src/Assembly.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
 import { makeMarketId } from "../../src/Domain/Ids.ts"
 

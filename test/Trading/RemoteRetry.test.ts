@@ -8,7 +8,7 @@ import { REGISTRY } from "../../src/Engine/Registry.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
-import { authLayer, deskServices } from "../../src/Stack.ts"
+import { authLayer, deskServices } from "../../src/Assembly.ts"
 import { Desk } from "../../src/Trading/Desk.ts"
 import type { SimVenue } from "../../src/Venues/SimVenue.ts"
 import {

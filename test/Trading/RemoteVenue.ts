@@ -8,7 +8,7 @@ import { HttpServeLive } from "../../src/Http/Server.ts"
 import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { type Venue, VenueError, VenueGateway } from "../../src/Services/VenueGateway.ts"
-import { authLayer, serverServices } from "../../src/Stack.ts"
+import { authLayer, serverServices } from "../../src/Assembly.ts"
 import { makeSimVenues } from "../../src/Venues/SimVenue.ts"
 import { request } from "../Http/TestServer.ts"
 

@@ -6,7 +6,7 @@ import { request } from "../Http/TestServer.ts"
 import { engineDatabase } from "../../src/Persistence/Sql.ts"
 import { Auth } from "../../src/Services/Auth.ts"
 import { OrderStore } from "../../src/Services/OrderStore.ts"
-import { authLayer, serverServices } from "../../src/Stack.ts"
+import { authLayer, serverServices } from "../../src/Assembly.ts"
 import { makeSimVenue } from "../../src/Venues/SimVenue.ts"
 import { venuesLayerFromList } from "../../src/Venues/Venues.ts"
 

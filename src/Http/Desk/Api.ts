@@ -3,8 +3,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ApiErrorWire } from "../../Domain/Errors.ts"
 import { PLAIN_TYPES, STATUSES } from "../../Domain/Order.ts"
-import { orderRequestSchema, Side, TimeInForce } from "../../Domain/OrderRequest.ts"
+import { Side, TimeInForce } from "../../Domain/OrderRequest.ts"
 import { COMPLEX_TYPES } from "../../Engine/Registry.ts"
+import { PlaceOrder } from "../../Orders.ts"
 import { RiskRules } from "../../Trading/Risk.ts"
 import { Authorization } from "../Security.ts"
 import { DecimalString, Millis, Page, PageParams, strict, Text } from "../Schemas.ts"
@@ -46,9 +47,6 @@ export const OrderRecord = Schema.Struct({
   tags: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   info: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }).annotations({ identifier: "Order" })
-
-/** The body of a new order: the order request every way in shares, with the plain and the registered types. */
-export const PlaceOrder = orderRequestSchema([...PLAIN_TYPES, ...COMPLEX_TYPES])
 
 export const FillRecord = Schema.Struct({
   id: Schema.String,
