@@ -48,6 +48,13 @@ export interface Book {
   readonly asks: ReadonlyArray<BookLevel>
 }
 
+/** A market's best bid and best ask (YES prices) and the price of its last trade; null where there is none. */
+export interface Touch {
+  readonly bestBid: Fixed | null
+  readonly bestAsk: Fixed | null
+  readonly last: Fixed | null
+}
+
 export interface Trade {
   readonly id: string
   readonly ts: number

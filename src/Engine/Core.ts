@@ -1,16 +1,14 @@
 /** The shape every decision core shares: `(state, input) → (state, commands)`, with no I/O, clock or hidden randomness. */
 import type { MarketFees } from "../Domain/Fees.ts"
 import * as F from "../Domain/Fixed.ts"
-import type { BookLevel, Side } from "../Domain/Market.ts"
+import type { BookLevel, Side, Touch } from "../Domain/Market.ts"
 import type { TimeInForce } from "../Domain/Order.ts"
 
-/** What a core sees of its market at one moment (YES prices). Null sides are empty. */
-export interface MarketView {
-  readonly bestBid: F.Fixed | null
-  readonly bestAsk: F.Fixed | null
-  /** Price of the last trade seen, if any. */
-  readonly last: F.Fixed | null
-}
+/**
+ * What a core sees of its market at one moment: its touch (YES prices; null sides are empty, `last` the last trade
+ * seen).
+ */
+export type MarketView = Touch
 
 /**
  * What a core that trades several markets (a bucket) sees of one of them: its books (YES prices, best first), its

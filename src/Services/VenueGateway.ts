@@ -2,7 +2,7 @@
 import { Context, Data, Effect, type Queue, type Scope } from "effect"
 import type { MarketFees } from "../Domain/Fees.ts"
 import type { Fixed } from "../Domain/Fixed.ts"
-import type { Book, Market, Side, Trade } from "../Domain/Market.ts"
+import type { Book, Market, Side, Touch, Trade } from "../Domain/Market.ts"
 import { PAPER_NAME } from "../Domain/Order.ts"
 import * as Id from "../Domain/Ids.ts"
 
@@ -146,13 +146,6 @@ export interface VenueNow {
    * without copying either; undefined for a market the venue does not have.
    */
   readonly touch?: (nativeId: string) => Touch | undefined
-}
-
-/** A market's best bid and ask (YES prices) and its last trade price; null where there is none. */
-export interface Touch {
-  readonly bestBid: Fixed | null
-  readonly bestAsk: Fixed | null
-  readonly last: Fixed | null
 }
 
 /** A venue: public market data plus, where the venue allows it, orders on one account. */
