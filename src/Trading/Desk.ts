@@ -652,7 +652,12 @@ const makeDesk = (config: DeskConfig) =>
             placing,
             findByClientId: (account, clientOrderId) => byClientIdNow(lookups, storedNow, account, clientOrderId),
             emit: (entries) => commitNow({ entries }),
-            writeAhead: (order, parent) => commitNow(aheadBatch(order, parent)),
+            // A store in memory survives no crash: its order is first written with the venue's answer, in the same
+            // call. What the parent's step left to this placement is written now, as it would be with it.
+            writeAhead: (_order, parent) => {
+              // (The batch has the shape of every write ahead: the store's reads of it stay monomorphic.)
+              if (parent !== undefined) commitNow({ orders: [], parents: [parent] })
+            },
             withdraw: (order, entry) => commitNow(withdrawBatch(order, entry)),
             setOrder: (order, kind) => appliedNow.setOrder(order, kind),
             applyAnswer: (venue, answer) => applyEventsNow(appliedNow, venue, answer.events ?? []),

@@ -426,6 +426,11 @@ export interface PlacingNow {
     clientOrderId: string
   ) => { readonly order: Order; readonly digest: string | undefined } | undefined
   readonly emit: (entries: ReadonlyArray<JournalEntry>) => void
+  /**
+   * What is written before the venue is asked. The store here is in memory (it answers reads in plain code), so it
+   * holds nothing a crash would leave: the order is written with the venue's answer, and only the parent's state the
+   * step left to this placement is written now.
+   */
   readonly writeAhead: (order: Order, parent?: StoredParent) => void
   readonly withdraw: (order: Order, entry: JournalEntry) => void
   readonly setOrder: (order: Order, kind: string) => void
