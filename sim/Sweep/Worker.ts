@@ -1,6 +1,8 @@
 /**
- * A sweep worker, a thread or a process of its own: takes one job at a time from its pool and answers its line. Each
- * worker runs the unchanged simulator; nothing is shared between workers but the messages.
+ * A sweep worker, a thread or a process of its own: runs the jobs its pool sends one at a time, in the order they
+ * came, and answers each one's line. The pool sends the next job before this one ends, so the worker starts it at
+ * once rather than after its answer has gone to the pool and a job has come back. Each worker runs the unchanged
+ * simulator; nothing is shared between workers but the messages.
  */
 import * as Effect from "effect/Effect"
 import { parentPort } from "node:worker_threads"
@@ -18,11 +20,24 @@ const answer: ((message: Answer) => void) | undefined =
 
 if (answer !== undefined) {
   const cache = new JobCache()
-  const take = (job: Job) =>
-    Effect.runPromise(runJob(job, cache)).then(
-      (outcome) => answer({ job: job.id, line: lineOf(outcome) }),
-      (error: unknown) => answer({ job: job.id, error: error instanceof Error ? error.message : String(error) })
-    )
+  const queued: Array<Job> = []
+  let running = false
+  /** The next job, once the one before it has answered. */
+  const runNext = (): void => {
+    const job = queued.shift()
+    running = job !== undefined
+    if (job === undefined) return
+    void Effect.runPromise(runJob(job, cache))
+      .then(
+        (outcome) => answer({ job: job.id, line: lineOf(outcome) }),
+        (error: unknown) => answer({ job: job.id, error: error instanceof Error ? error.message : String(error) })
+      )
+      .then(runNext)
+  }
+  const take = (job: Job) => {
+    queued.push(job)
+    if (!running) runNext()
+  }
   if (parentPort !== null) parentPort.on("message", take)
   else {
     process.on("message", take)

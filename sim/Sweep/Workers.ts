@@ -1,8 +1,9 @@
 /**
- * A pool of worker processes that run sweep jobs, one job per worker at a time (one worker per core by default). Each
- * worker is a Node process of its own with its own heap and garbage collector, so one worker's collections take
- * nothing from another's core. From the sources a worker loads TypeScript through tsx as the command does; from the
- * build it runs `dist/sweep-worker.js`. A worker that dies fails its job with the reason and is replaced.
+ * A pool of worker processes that run sweep jobs (one worker per core by default), each one job at a time with the
+ * next already sent. Each worker is a Node process of its own with its own heap and garbage collector, so one
+ * worker's collections take nothing from another's core. From the sources a worker loads TypeScript through tsx as
+ * the command does; from the build it runs `dist/sweep-worker.js`. A worker that dies fails the job it ran with the
+ * reason and is replaced; the job it held next runs on the new one.
  */
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
@@ -65,14 +66,26 @@ const spawn = (heapMb: number, workers: number, helpers: boolean | undefined): C
 /** What V8 prints when a heap outgrows its bound, just before the process ends (not passed on). */
 const OUT_OF_MEMORY = /<--- Last few GCs --->|heap out of memory|Reached heap limit/
 
+interface Task {
+  readonly job: Job
+  readonly done: (outcome: JobOutcome | Error) => void
+}
+
 interface Slot {
   worker: ChildProcess
-  busy: { readonly job: Job; readonly done: (outcome: JobOutcome | Error) => void } | undefined
+  /** The jobs sent to the worker and not yet answered: the one it runs, then the one it starts next. */
+  readonly sent: Array<Task>
 }
+
+/**
+ * Jobs a worker holds at once: the one it runs and the next, so it goes on without waiting for this process, which
+ * shares the cores with the workers and answers only when the scheduler gives it one.
+ */
+const SENT_PER_WORKER = 2
 
 export interface Pool {
   readonly size: number
-  /** Runs a job on the next free worker; fails only when its worker died. */
+  /** Runs a job on the worker with the fewest sent, once one has room; fails only when its worker died running it. */
   readonly run: (job: Job) => Effect.Effect<JobOutcome, Error>
 }
 
@@ -87,14 +100,22 @@ export const makePool = (
 ): Effect.Effect<Pool, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const waiting: Array<{ readonly job: Job; readonly done: (outcome: JobOutcome | Error) => void }> = []
+      const waiting: Array<Task> = []
       const slots: Array<Slot> = []
       let closed = false
 
-      const next = (slot: Slot) => {
-        const task = waiting.shift()
-        slot.busy = task
-        if (task !== undefined) slot.worker.send(task.job)
+      const send = (slot: Slot, task: Task) => {
+        slot.sent.push(task)
+        slot.worker.send(task.job)
+      }
+      /** Jobs that wait go to workers with room, the least loaded first. */
+      const dispatch = () => {
+        for (let load = 0; load < SENT_PER_WORKER; load++) {
+          for (const slot of slots) {
+            if (waiting.length === 0) return
+            if (slot.sent.length === load) send(slot, waiting.shift()!)
+          }
+        }
       }
 
       const start = (slot: Slot) => {
@@ -107,10 +128,10 @@ export const makePool = (
           if (!closed && !OUT_OF_MEMORY.test(said)) process.stderr.write(chunk)
         })
         worker.on("message", (message: { job: string; line?: string; error?: string }) => {
-          const task = slot.busy
+          const task = slot.sent[0]
           if (task === undefined || task.job.id !== message.job) return
-          // The worker has its next job before this one's answer is read.
-          next(slot)
+          slot.sent.shift()
+          dispatch()
           task.done(
             message.line !== undefined
               ? (JSON.parse(message.line) as JobOutcome)
@@ -119,12 +140,13 @@ export const makePool = (
         })
         const died = (reason: string) => {
           if (slot.worker !== worker) return
-          const task = slot.busy
-          slot.busy = undefined
+          // The job it ran fails, alone: those it held after it never started, and go first to the next worker.
+          const [task, ...after] = slot.sent.splice(0)
+          waiting.unshift(...after)
           task?.done(new Error(`the worker running ${task.job.id} stopped (${reason})`))
           if (!closed) {
             start(slot)
-            next(slot)
+            dispatch()
           }
         }
         worker.on("error", (error) => died(error.message))
@@ -140,7 +162,7 @@ export const makePool = (
       }
 
       for (let i = 0; i < size; i++) {
-        const slot: Slot = { worker: undefined as unknown as ChildProcess, busy: undefined }
+        const slot: Slot = { worker: undefined as unknown as ChildProcess, sent: [] }
         start(slot)
         slots.push(slot)
       }
@@ -151,12 +173,8 @@ export const makePool = (
           Effect.async<JobOutcome, Error>((resume) => {
             const done = (outcome: JobOutcome | Error) =>
               resume(outcome instanceof Error ? Effect.fail(outcome) : Effect.succeed(outcome))
-            const free = slots.find((s) => s.busy === undefined)
-            if (free === undefined) waiting.push({ job, done })
-            else {
-              free.busy = { job, done }
-              free.worker.send(job)
-            }
+            waiting.push({ job, done })
+            dispatch()
           })
       }
       const close = () => {

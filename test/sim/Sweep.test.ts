@@ -260,6 +260,32 @@ describe("jobs on worker processes", () => {
     }
   }, 120_000)
 
+  it("a worker holds its next job: when the one it runs ends the worker, only that job fails and the next runs on its replacement", async () => {
+    // One worker, three jobs in flight: the first two go to it at once, the third waits in the pool.
+    const [crash, ...rest] = expandJobs(spec(CRASHY, { crash: [true, false] }, [1, 2]), CRASHY, undefined).filter(
+      (j, i) => i === 0 || j.params["crash"] === false
+    )
+    const jobs = [crash!, ...rest]
+    expect(jobs.map((j) => j.params["crash"])).toEqual([true, false, false])
+    const outcomes = await Effect.runPromise(
+      Effect.scoped(
+        Effect.flatMap(makePool(1), (pool) =>
+          Effect.forEach(jobs, (job) => Effect.either(pool.run(job)), { concurrency: 3 })
+        )
+      )
+    )
+    expect(outcomes[0]!._tag).toBe("Left")
+    if (outcomes[0]!._tag === "Left") expect(outcomes[0]!.left.message).toMatch(/stopped \(exit code 3\)/)
+    for (const [i, outcome] of outcomes.slice(1).entries()) {
+      expect(outcome._tag).toBe("Right")
+      if (outcome._tag === "Right") {
+        expect(isFailure(outcome.right)).toBe(false)
+        expect((outcome.right as JobResult).job).toBe(jobs[i + 1]!.id)
+        expect((outcome.right as JobResult).metrics.orders).toBe(1)
+      }
+    }
+  }, 120_000)
+
   it("a job that outgrows its heap bound fails alone with the reason; the next job runs on a new worker", async () => {
     const jobs = expandJobs(spec(CRASHY, { hog: [true, false] }, [1]), CRASHY, undefined)
     const outcomes = await Effect.runPromise(
