@@ -142,7 +142,8 @@ export const makePool = (
           if (slot.worker !== worker) return
           // The job it ran fails, alone: those it held after it never started, and go first to the next worker.
           const [task, ...after] = slot.sent.splice(0)
-          waiting.unshift(...after)
+          if (closed) for (const held of after) held.done(new Error(`the pool closed before ${held.job.id} ran`))
+          else waiting.unshift(...after)
           task?.done(new Error(`the worker running ${task.job.id} stopped (${reason})`))
           if (!closed) {
             start(slot)

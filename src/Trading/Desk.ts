@@ -652,10 +652,10 @@ const makeDesk = (config: DeskConfig) =>
             placing,
             findByClientId: (account, clientOrderId) => byClientIdNow(lookups, storedNow, account, clientOrderId),
             emit: (entries) => commitNow({ entries }),
-            // A store in memory survives no crash: its order is first written with the venue's answer, in the same
-            // call. What the parent's step left to this placement is written now, as it would be with it.
+            // A store in memory survives no crash: the order is first written with the venue's answer, in the same
+            // call. Only the parent state the step left to this placement is written now, in a batch of the shape of
+            // every write ahead (the store's reads of batches stay monomorphic).
             writeAhead: (_order, parent) => {
-              // (The batch has the shape of every write ahead: the store's reads of it stay monomorphic.)
               if (parent !== undefined) commitNow({ orders: [], parents: [parent] })
             },
             withdraw: (order, entry) => commitNow(withdrawBatch(order, entry)),
