@@ -1,8 +1,7 @@
 /** A venue fed by a tape: the recorded book is the market, own orders queue behind its displayed size. */
 import { Clock, Effect, PubSub } from "effect"
 import * as F from "../src/Domain/Fixed.ts"
-import type { MarketView } from "../src/Engine/Core.ts"
-import type { Market, Trade } from "../src/Domain/Market.ts"
+import type { Market, Touch, Trade } from "../src/Domain/Market.ts"
 import type { PlaceOrderRequest, Venue, VenueEvent, VenueOrder } from "../src/Services/VenueGateway.ts"
 import { VenueError } from "../src/Services/VenueGateway.ts"
 import { type Answer, answerOf, type FeeRule, makeOrderModel, viewOf } from "../src/Venues/Paper/Model.ts"
@@ -80,7 +79,7 @@ class RecentTrades {
 const EMPTY = new TapeBook()
 
 /** A market's best bid, best ask and last print, read off its book and its prints (no copy of either). */
-const touchOf = (book: TapeBook, recent: RecentTrades | undefined): MarketView => ({
+const touchOf = (book: TapeBook, recent: RecentTrades | undefined): Touch => ({
   bestBid: book.bestBid(),
   bestAsk: book.bestAsk(),
   last: recent === undefined ? null : recent.latestPrice()
@@ -102,7 +101,7 @@ export interface TapeVenue extends Venue {
   /** How many subscribe to its events now: with one only (the desk), what it reported can be handed to the desk itself. */
   readonly subscribers: () => number
   /** A market's best bid, best ask and last trade now, by its id (`venue:native`; no copy of the book). */
-  readonly view: (marketId: string) => MarketView | undefined
+  readonly view: (marketId: string) => Touch | undefined
 }
 
 /**
