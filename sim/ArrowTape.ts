@@ -374,11 +374,15 @@ const keys = (data: Data, values: ReadonlyArray<string>, name: string): ((i: num
   return (i) => (valid(i) ? mapping[indices[i]!]! : null)
 }
 
+/** A column of nulls as {@link ints} reads them, as long as the longest batch a tape's writer makes. */
+const NULLS = new Float64Array(BATCH_ROWS).fill(-1)
+
 /** A column of 64-bit integers or 128-bit decimals as numbers (-1 for null); a value beyond 2^53 is refused. */
 const ints = (data: Data, width: number, name: string): Float64Array => {
+  // A column no row of the batch uses (most of them, for most events) is null throughout: it reads as the shared
+  // column of nulls, which nothing writes to.
+  if (data.nullCount === data.length && data.length <= NULLS.length) return NULLS
   const out = new Float64Array(data.length)
-  // A column no row of the batch uses (most of them, for most events) is null throughout.
-  if (data.nullCount === data.length) return out.fill(-1)
   const v = data.values as { buffer: ArrayBuffer; byteOffset: number; length: number; BYTES_PER_ELEMENT: number }
   const words = new Uint32Array(v.buffer, v.byteOffset, data.length * width)
   // The bitmap read in the loop, not through a closure per row: this runs for every row of nine columns.
