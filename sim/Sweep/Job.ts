@@ -9,7 +9,7 @@ import { backtest, type BacktestReport } from "../Backtest.ts"
 import { generateTape } from "../Generator.ts"
 import { strategyFromModule } from "../Strategy.ts"
 import { loadStrategyModule } from "../StrategyLoader.ts"
-import { formatTape } from "../Tape.ts"
+import { formatTape, type TapeEvent, type TapeHeader } from "../Tape.ts"
 import { streamNdjsonFile, streamTapeBytes, streamTapeFile, type TapeStream } from "../TapeStream.ts"
 import type { Job } from "./Spec.ts"
 
@@ -97,26 +97,101 @@ export const KEEP_TAPE_BYTES = 64 * 1024 * 1024
 /** What the kept tapes of one worker may take together (bytes). */
 export const KEPT_TAPES_BYTES = 256 * 1024 * 1024
 
+/** A tape of at most this many events is kept decoded by its worker (about 110 bytes of heap an event). */
+export const KEEP_EVENTS = 50_000
+/** Events the decoded tapes of one worker may hold together (about 22 MB). */
+export const KEPT_EVENTS = 200_000
+
 /**
- * What a worker keeps between jobs: loaded strategy modules, and tapes read or generated as Arrow IPC bytes (outside
- * the heap, decoded a batch at a time by each job), so a grid over one tape reads and converts it once. Nothing a run
- * changes is kept: each job makes a fresh strategy from its module and streams its tape.
+ * What a worker keeps between jobs: loaded strategy modules; tapes read or generated, as Arrow IPC bytes (outside the
+ * heap), so a grid over one tape reads and converts it once; and the events of the short ones, decoded once and
+ * frozen, so the jobs over a short tape do not decode it again each time (a long one is decoded a batch at a time by
+ * each job, in bounded memory). Nothing a run changes is kept: each job makes a fresh strategy from its module, and
+ * what it reads of a kept tape cannot be changed.
  */
 export class JobCache {
   readonly modules = new Map<string, Promise<Record<string, unknown>>>()
   readonly tapes = new Map<string, Uint8Array>()
+  /** The short tapes' events, by the same keys as `tapes`, the most recently used last. */
+  readonly decoded = new Map<string, { readonly header: TapeHeader; readonly events: ReadonlyArray<TapeEvent> }>()
+  /** Keys of tapes found too long to keep decoded. */
+  readonly long = new Set<string>()
+  constructor(
+    readonly limits: { readonly keepEvents: number; readonly keptEvents: number } = {
+      keepEvents: KEEP_EVENTS,
+      keptEvents: KEPT_EVENTS
+    }
+  ) {}
   /** Bytes the kept tapes take. */
   get keptBytes(): number {
     let n = 0
     for (const t of this.tapes.values()) n += t.byteLength
     return n
   }
+  /** Events the decoded tapes hold. */
+  get decodedEvents(): number {
+    let n = 0
+    for (const t of this.decoded.values()) n += t.events.length
+    return n
+  }
 }
 
-/** The job's tape as a stream: from the kept bytes, else read (and kept when small enough), else from its file. */
+/** A tape's events held in memory, as a stream. */
+const listed = (header: TapeHeader, events: ReadonlyArray<TapeEvent>): TapeStream => ({
+  header,
+  events,
+  total: events.length,
+  progress: () => 1
+})
+
+/** An event that cannot be changed, nor the levels of a snapshot. */
+const frozen = (e: TapeEvent): TapeEvent => {
+  if (e.type === "snapshot") {
+    for (const level of e.bids) Object.freeze(level)
+    for (const level of e.asks) Object.freeze(level)
+    Object.freeze(e.bids)
+    Object.freeze(e.asks)
+  }
+  return Object.freeze(e)
+}
+
+/**
+ * The job's tape as a stream: a short tape's events from those kept (decoded and kept the first time); a long one's
+ * from the kept bytes, else read (and kept when small enough), else from its file.
+ */
 export const tapeStream = (job: Job, cache: JobCache): TapeStream => {
   const key =
     job.tape.kind === "file" ? `file:${job.tape.path}` : `seed:${job.seed}:${job.tape.markets}:${job.tape.durationS}`
+  const decoded = cache.decoded.get(key)
+  if (decoded !== undefined) {
+    cache.decoded.delete(key)
+    cache.decoded.set(key, decoded)
+    return listed(decoded.header, decoded.events)
+  }
+  const stream = encodedStream(job, key, cache)
+  if (cache.long.has(key)) return stream
+  const { keepEvents, keptEvents } = cache.limits
+  const events: Array<TapeEvent> = []
+  for (const e of stream.events) {
+    if (events.length === keepEvents) {
+      // Too long to keep: the job streams it from the start, as every later job over it will.
+      cache.long.add(key)
+      return encodedStream(job, key, cache)
+    }
+    events.push(frozen(e))
+  }
+  let held = cache.decodedEvents
+  while (cache.decoded.size > 0 && held + events.length > keptEvents) {
+    const oldest = cache.decoded.keys().next().value!
+    held -= cache.decoded.get(oldest)!.events.length
+    cache.decoded.delete(oldest)
+  }
+  if (events.length <= keptEvents) cache.decoded.set(key, { header: stream.header, events })
+  return listed(stream.header, events)
+}
+
+/** The job's tape as it is kept: from the kept bytes, else read (and kept when small enough), else from its file. */
+const encodedStream = (job: Job, key: string, cache: JobCache): TapeStream => {
   const kept = cache.tapes.get(key)
   if (kept !== undefined) {
     // The most recently used go last, so the least recently used go first when room is needed.

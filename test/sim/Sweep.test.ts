@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { backtest } from "../../sim/Backtest.ts"
 import { generateTape } from "../../sim/Generator.ts"
 import { importTape } from "../../sim/History.ts"
-import { formatTape, parseTape } from "../../sim/Tape.ts"
+import { formatTape, parseTape, type TapeEvent } from "../../sim/Tape.ts"
 import { DataStore } from "../../src/Data/Store.ts"
 import { keyOn, startHost } from "../Data/Support.ts"
 import { declaredParams, strategyOf, type StrategyExport } from "../../sim/Strategy.ts"
@@ -197,6 +197,56 @@ describe("a worker's kept tapes", () => {
     for (const seed of seeds) tapeStream(job(seed), cache)
     expect(cache.tapes.size).toBe(seeds.length)
     for (const [key, bytes] of cache.tapes) expect(first.get(key)).toBe(bytes)
+  })
+
+  const momentum = (seed: number, durationS: number, trail = "0.03") => ({
+    id: `job-${seed}-${durationS}-${trail}`,
+    strategy: MOMENTUM,
+    params: { trail },
+    seed,
+    tape: { kind: "generated" as const, markets: 2, durationS }
+  })
+
+  it("keep a short tape's events decoded and frozen, not a long one's; a job answers the same line either way", async () => {
+    const cache = new JobCache({ keepEvents: 5_000, keptEvents: 20_000 })
+    // Nothing kept decoded: every job streams its tape from the Arrow bytes, a batch at a time.
+    const streaming = new JobCache({ keepEvents: 0, keptEvents: 0 })
+    const short = momentum(3, 240)
+    const long = momentum(4, 1800)
+    expect(generateTape({ seed: 3, markets: 2, durationS: 240 }).events.length).toBeLessThan(5_000)
+    expect(generateTape({ seed: 4, markets: 2, durationS: 1800 }).events.length).toBeGreaterThan(5_000)
+    for (const job of [short, long, { ...short, params: { trail: "0.05" } }, short, long]) {
+      const line = lineOf(await Effect.runPromise(runJob(job, cache)))
+      expect(line).not.toContain('"error"')
+      expect(line).toBe(lineOf(await Effect.runPromise(runJob(job, streaming))))
+    }
+    expect([...cache.decoded.keys()]).toEqual(["seed:3:2:240"])
+    expect([...cache.long]).toEqual(["seed:4:2:1800"])
+    expect(streaming.decoded.size).toBe(0)
+    const kept = tapeStream(short, cache).events as ReadonlyArray<TapeEvent>
+    expect(kept).toBe(cache.decoded.get("seed:3:2:240")!.events)
+    expect(kept.every((e) => Object.isFrozen(e))).toBe(true)
+    expect(() => {
+      ;(kept[0] as { ts: number }).ts = 0
+    }).toThrow(TypeError)
+  }, 60_000)
+
+  it("hold no more decoded events than their bound, the least recently used going first", () => {
+    const cache = new JobCache({ keepEvents: 1_000, keptEvents: 1_500 })
+    const job = (seed: number) => ({
+      ...momentum(seed, 60),
+      tape: { kind: "generated" as const, markets: 1, durationS: 60 }
+    })
+    const sizes = new Map(
+      [1, 2, 3, 4, 5].map((seed) => [seed, generateTape({ seed, markets: 1, durationS: 60 }).events.length])
+    )
+    for (const seed of [1, 2, 3, 1, 4, 5]) {
+      expect(tapeStream(job(seed), cache).events).toHaveLength(sizes.get(seed)!)
+      expect(cache.decodedEvents).toBeLessThanOrEqual(1_500)
+    }
+    // Seeds 1–4 fit together; 5 needs room: 2 and 3 go, not 1, used again after them.
+    expect([1, 2, 3, 4].reduce((n, seed) => n + sizes.get(seed)!, 0)).toBeLessThanOrEqual(1_500)
+    expect([...cache.decoded.keys()].map((k) => Number(k.split(":")[1]))).toEqual([1, 4, 5])
   })
 })
 
