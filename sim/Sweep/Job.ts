@@ -180,13 +180,15 @@ export const tapeStream = (job: Job, cache: JobCache): TapeStream => {
     }
     events.push(frozen(e))
   }
-  let held = cache.decodedEvents
-  while (cache.decoded.size > 0 && held + events.length > keptEvents) {
-    const oldest = cache.decoded.keys().next().value!
-    held -= cache.decoded.get(oldest)!.events.length
-    cache.decoded.delete(oldest)
+  if (events.length <= keptEvents) {
+    let held = cache.decodedEvents
+    while (cache.decoded.size > 0 && held + events.length > keptEvents) {
+      const oldest = cache.decoded.keys().next().value!
+      held -= cache.decoded.get(oldest)!.events.length
+      cache.decoded.delete(oldest)
+    }
+    cache.decoded.set(key, { header: stream.header, events })
   }
-  if (events.length <= keptEvents) cache.decoded.set(key, { header: stream.header, events })
   return listed(stream.header, events)
 }
 
