@@ -344,12 +344,15 @@ const nullBits = (data: Data): Uint8Array | undefined => {
   const bits = data.nullBitmap
   return data.nullCount === 0 || bits === undefined || bits.length === 0 ? undefined : bits
 }
+/** Whether row `i` of a column whose rows start at bit `at` of its bitmap holds a value. */
+const present = (bits: Uint8Array, at: number, i: number): boolean =>
+  (bits[(at + i) >> 3]! & (1 << ((at + i) & 7))) !== 0
 /** Whether a row of a column holds a value. */
 const validity = (data: Data): ((i: number) => boolean) => {
   const bits = nullBits(data)
   if (bits === undefined) return ALL
   const at = data.offset
-  return (i) => (bits[(at + i) >> 3]! & (1 << ((at + i) & 7))) !== 0
+  return (i) => present(bits, at, i)
 }
 
 /**
@@ -363,15 +366,16 @@ const keys = (data: Data, values: ReadonlyArray<string>, name: string): ((i: num
   const words = dictionary === undefined ? [] : (dictionary.toArray() as Array<string>)
   const mapping = words.map((w) => (values.includes(w) ? w : fail(0, `${name} "${w}" is not allowed`)))
   const indices = data.values as Int8Array | Int32Array
-  const valid = validity(data)
-  if (valid === ALL) {
-    for (let i = 0; i < data.length; i++) if (mapping[indices[i]!] === undefined) fail(0, `${name} key out of range`)
-    return (i) => mapping[indices[i]!]!
-  }
+  // The bitmap read in the loop, not through a closure per row.
+  const bits = nullBits(data)
+  const at = data.offset
   for (let i = 0; i < data.length; i++) {
-    if (valid(i) && mapping[indices[i]!] === undefined) fail(0, `${name} key out of range`)
+    if ((bits === undefined || present(bits, at, i)) && mapping[indices[i]!] === undefined) {
+      fail(0, `${name} key out of range`)
+    }
   }
-  return (i) => (valid(i) ? mapping[indices[i]!]! : null)
+  if (bits === undefined) return (i) => mapping[indices[i]!]!
+  return (i) => (present(bits, at, i) ? mapping[indices[i]!]! : null)
 }
 
 /** A column of nulls as {@link ints} reads them, as long as the longest batch a tape's writer makes. */
@@ -389,7 +393,7 @@ const ints = (data: Data, width: number, name: string): Float64Array => {
   const bits = nullBits(data)
   const at = data.offset
   for (let i = 0; i < data.length; i++) {
-    if (bits !== undefined && (bits[(at + i) >> 3]! & (1 << ((at + i) & 7))) === 0) {
+    if (bits !== undefined && !present(bits, at, i)) {
       out[i] = -1
       continue
     }
