@@ -5,6 +5,7 @@ import * as F from "../src/Domain/Fixed.ts"
 import type { OrderRequest } from "../src/Domain/OrderRequest.ts"
 import { serverServices } from "../src/Assembly.ts"
 import { Engine as EngineTag, type Engine } from "../src/Engine/Engine.ts"
+import type { MarketView } from "../src/Engine/Core.ts"
 import type { OrderType } from "../src/Engine/OrderType.ts"
 import { Auth } from "../src/Services/Auth.ts"
 import { PlaceOrder } from "../src/Orders.ts"
@@ -14,14 +15,21 @@ import type { Buckets } from "../src/Trading/Buckets.ts"
 import { Desk } from "../src/Trading/Desk.ts"
 import type { Journal } from "../src/Trading/Journal.ts"
 import { submitOrder } from "../src/Orders.ts"
-import { parseTape, type TapeEvent, type TapeHeader } from "./Tape.ts"
-import type { TapeStream } from "./TapeStream.ts"
+import type { TapeEvent, TapeHeader } from "./Tape.ts"
+import { streamTapeText, type TapeStream } from "./TapeStream.ts"
 import { DiscreteClock } from "./DiscreteClock.ts"
 import { DrainScheduler } from "./DrainScheduler.ts"
 import { makeTapeVenue, type TapeVenue } from "./TapeVenue.ts"
 import * as Id from "../src/Domain/Ids.ts"
 
 const venueOfMarket = (marketId: string) => Id.venuePrefix(marketId) ?? ""
+
+/** A market of the tape as the replay applies its events: its venue, and the venue's handle of it. */
+interface Slot {
+  readonly venue: TapeVenue
+  readonly apply: (event: TapeEvent) => ReadonlyArray<VenueEvent>
+  readonly view: (marketId: string) => MarketView | undefined
+}
 
 /** One order of a scenario: placed `at_ms` after the tape's first event, with the body of `POST /trading/orders`. */
 export const ScenarioOrder = Schema.Struct({ at_ms: Schema.Int.pipe(Schema.nonNegative()), order: PlaceOrder })
@@ -150,8 +158,9 @@ export const replayTimings = (now: () => number): ReplayTimings => ({
 
 export interface ReplayOptions {
   /**
-   * The tape's text, a tape already parsed, or a tape read as a stream (`sim/TapeStream.ts`: from a file of either
-   * format, a batch or a megabyte at a time, whatever its length).
+   * The tape's text (read a line at a time as the replay reaches it; a bad line fails the run when reached), a tape
+   * already parsed, or a tape read as a stream (`sim/TapeStream.ts`: from a file of either format, a batch or a
+   * megabyte at a time, whatever its length).
    */
   readonly tape: string | { readonly header: TapeHeader; readonly events: ReadonlyArray<TapeEvent> } | TapeStream
   /** Orders sent at their time from the tape's start: a scenario's, or any request of a type the wiring's engine holds. */
@@ -200,7 +209,9 @@ export interface ReplaySummary {
  * hour of market takes as long as its inputs do, and the same inputs and seed give the same log, byte for byte.
  */
 export const replay = (options: ReplayOptions) => {
-  const source = typeof options.tape === "string" ? parseTape(options.tape) : options.tape
+  // A tape's text is read a line at a time as the replay reaches it, as a file is: no array of its events is made, and
+  // each event is garbage once applied.
+  const source = typeof options.tape === "string" ? streamTapeText(options.tape) : options.tape
   const { header } = source
   const known = "progress" in source ? source.total : source.events.length
   const progress = "progress" in source ? source.progress : () => 1
@@ -232,8 +243,17 @@ export const replay = (options: ReplayOptions) => {
       )
     }
     const venues = [...tapeVenues.values()]
-    /** Each market's venue by the market's id, so an event finds it with no slice of its id. */
-    const venueOf = new Map(header.markets.map((m) => [m.id, tapeVenues.get(venueOfMarket(m.id))!] as const))
+    /**
+     * Each market's venue and the venue's handle of it by the market's id: an event finds both with one lookup and no
+     * slice of its id. An event of a market the header did not name goes to the first venue, which ignores it.
+     */
+    const slotOf = new Map<string, Slot>()
+    for (const m of header.markets) {
+      const venue = tapeVenues.get(venueOfMarket(m.id))!
+      const market = venue.marketOf(m.id)
+      if (market !== undefined) slotOf.set(m.id, { venue, apply: market.apply, view: market.view })
+    }
+    const noSlot: Slot = { venue: venues[0]!, apply: venues[0]!.applyNow, view: venues[0]!.view }
     const wiring = options.wiring ?? simWiring
     const services = wiring(
       Layer.succeed(VenueGateway, VenueGateway.fromVenues(venues)),
@@ -375,15 +395,16 @@ export const replay = (options: ReplayOptions) => {
      */
     const playQuietly = (t: number): boolean => {
       for (let event = ahead; event !== undefined && event.ts === t; event = ahead) {
-        const venue = venueOf.get(event.market) ?? venues[0]!
-        const reported = venue.applyNow(event)
+        const slot = slotOf.get(event.market) ?? noSlot
+        const venue = slot.venue
+        const reported = slot.apply(event)
         // Child updates first (fills and order changes the event caused), then the market view.
         if (reported.length > 0) return stop(event, venue, reported, undefined)
         // A woken parent is fed in plain code within `marketView`: its time counts as the woken view's.
         if (timings !== undefined) viewFrom = timings.now()
         const work =
           event.type === "snapshot" || event.type === "change" || event.type === "trade"
-            ? engine.marketView(event.market, venue.view, clock.unsafeCurrentTimeMillis())
+            ? engine.marketView(event.market, slot.view, clock.unsafeCurrentTimeMillis())
             : null
         if (work !== null) return stop(event, venue, reported, work)
         if (after !== undefined) {

@@ -102,6 +102,26 @@ export interface TapeVenue extends Venue {
   readonly subscribers: () => number
   /** A market's best bid, best ask and last trade now, by its id (`venue:native`; no copy of the book). */
   readonly view: (marketId: string) => Touch | undefined
+  /** One market of the tape by its id (`venue:native`), to apply its events with no lookup of the id each time. */
+  readonly marketOf: (marketId: string) => TapeMarket | undefined
+}
+
+/** One market of a tape venue. */
+export interface TapeMarket {
+  /** `applyNow` for an event of this market. */
+  readonly apply: (event: TapeEvent) => ReadonlyArray<VenueEvent>
+  /** The market's view now: `view` of its id. */
+  readonly view: () => Touch
+}
+
+/** What a tape venue holds of each market. */
+interface Parts {
+  readonly nativeId: string
+  readonly book: TapeBook
+  readonly trades: RecentTrades
+  /** The model's resting own orders of the market (the same set while the venue lives). */
+  readonly resting: ReadonlySet<unknown>
+  handle: TapeMarket
 }
 
 /**
@@ -112,14 +132,16 @@ export interface TapeVenue extends Venue {
 export const makeTapeVenue = (header: TapeHeader) =>
   Effect.gen(function* () {
     const venueId = Id.parseMarketId(header.markets[0]?.id ?? "")?.venue ?? "sim"
+    const model = makeOrderModel({
+      orderId: (n) => `tape-${String(n).padStart(6, "0")}`,
+      tradeId: (nativeId, n) => `${nativeId}-own-${n}`,
+      fees: () => TAKER_ONLY
+    })
     const markets = new Map<string, Market>()
     const books = new Map<string, TapeBook>()
     const trades = new Map<string, RecentTrades>()
     /** Each market's parts by its id as the tape writes it, so an event needs one lookup and no slice of its id. */
-    const byMarketId = new Map<
-      string,
-      { readonly nativeId: string; readonly book: TapeBook; readonly trades: RecentTrades }
-    >()
+    const byMarketId = new Map<string, Parts>()
     for (const m of header.markets) {
       const nativeId = Id.parseMarketId(m.id)?.native ?? m.id
       markets.set(nativeId, {
@@ -136,42 +158,40 @@ export const makeTapeVenue = (header: TapeHeader) =>
         lot: F.of(m.lot),
         result: null
       })
-      const parts = { nativeId, book: new TapeBook(), trades: new RecentTrades(nativeId) }
+      const parts: Parts = {
+        nativeId,
+        book: new TapeBook(),
+        trades: new RecentTrades(nativeId),
+        resting: model.restingOf(nativeId),
+        handle: undefined as unknown as TapeMarket
+      }
+      parts.handle = { apply: (event) => applyTo(parts, event), view: () => touchOf(parts.book, parts.trades) }
       books.set(nativeId, parts.book)
       trades.set(nativeId, parts.trades)
       byMarketId.set(m.id, parts)
     }
-    const model = makeOrderModel({
-      orderId: (n) => `tape-${String(n).padStart(6, "0")}`,
-      tradeId: (nativeId, n) => `${nativeId}-own-${n}`,
-      fees: () => TAKER_ONLY
-    })
     const events = yield* PubSub.unbounded<VenueEvent>()
     let subscribers = 0
 
-    /** Applies a tape event to the books and own orders, in plain TypeScript; answers what it did to own orders. */
-    const applyNow = (event: TapeEvent): ReadonlyArray<VenueEvent> => {
-      const parts = byMarketId.get(event.market)
-      if (parts === undefined) return NO_EVENTS
+    /** Applies a tape event to its market's book and own orders, in plain TypeScript; answers what it did to own orders. */
+    function applyTo(parts: Parts, event: TapeEvent): ReadonlyArray<VenueEvent> {
       const { nativeId, book } = parts
       switch (event.type) {
         case "snapshot":
           book.apply(event)
-          return model.hasResting(nativeId) ? model.bookChanged(nativeId, book, event.ts) : NO_EVENTS
+          return parts.resting.size > 0 ? model.bookChanged(nativeId, book, event.ts) : NO_EVENTS
         case "change": {
           // A change touches one level (the others are as they were); with no own order resting there is no more to do.
           const price = F.of(event.price)
           book.set(event.side, price, F.of(event.size))
-          if (!model.hasResting(nativeId)) return NO_EVENTS
+          if (parts.resting.size === 0) return NO_EVENTS
           return model.bookChanged(nativeId, book, event.ts, { side: event.side === "bid" ? "buy" : "sell", price })
         }
         case "trade": {
           const price = F.of(event.price)
           const amount = F.of(event.amount)
           parts.trades.add(event.ts, price, amount, event.taker_side)
-          return model.hasResting(nativeId)
-            ? model.traded(nativeId, price, amount, event.taker_side, event.ts)
-            : NO_EVENTS
+          return parts.resting.size > 0 ? model.traded(nativeId, price, amount, event.taker_side, event.ts) : NO_EVENTS
         }
         case "status": {
           const market = markets.get(nativeId)!
@@ -187,6 +207,11 @@ export const makeTapeVenue = (header: TapeHeader) =>
         case "gap":
           return NO_EVENTS
       }
+    }
+    /** Applies a tape event at its time (an event of a market the tape did not name changes nothing). */
+    const applyNow = (event: TapeEvent): ReadonlyArray<VenueEvent> => {
+      const parts = byMarketId.get(event.market)
+      return parts === undefined ? NO_EVENTS : applyTo(parts, event)
     }
 
     /** Publishes what an applied event reported to the subscribers. */
@@ -271,7 +296,8 @@ export const makeTapeVenue = (header: TapeHeader) =>
       view: (marketId) => {
         const parts = byMarketId.get(marketId)
         return parts === undefined ? undefined : touchOf(parts.book, parts.trades)
-      }
+      },
+      marketOf: (marketId) => byMarketId.get(marketId)?.handle
     }
     return venue
   })

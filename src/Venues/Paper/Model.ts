@@ -211,6 +211,12 @@ export const makeOrderModel = (options: ModelOptions) => {
     return set === undefined || set.size === 0 ? NONE : [...set]
   }
   const anyLive = (nativeId: string): boolean => (resting.get(nativeId)?.size ?? 0) > 0
+  /** The market's set of resting own orders, made when first asked for and kept while the model lives. */
+  const restingSet = (nativeId: string): Set<OwnOrder> => {
+    let set = resting.get(nativeId)
+    if (set === undefined) resting.set(nativeId, (set = new Set()))
+    return set
+  }
 
   /** Whether an own order on `side` at `price` is at `at` or better than it. */
   const reaches = (side: Side, price: F.Fixed, at: F.Fixed): boolean => (side === "buy" ? price >= at : price <= at)
@@ -310,6 +316,11 @@ export const makeOrderModel = (options: ModelOptions) => {
     /** The markets where own orders rest now. */
     restingMarkets: (): ReadonlyArray<string> => [...resting.keys()].filter(anyLive),
     hasResting: anyLive,
+    /**
+     * The market's resting own orders as a set that stays the same object while the model lives, for whoever asks
+     * `hasResting` of one market at every input: its size, with no lookup by the market's id.
+     */
+    restingOf: (nativeId: string): ReadonlySet<OwnOrder> => restingSet(nativeId),
 
     /**
      * A book changed. `touched` names the one level a change touched (the others are as they were, and no order is
@@ -435,8 +446,7 @@ export const makeOrderModel = (options: ModelOptions) => {
       }
       orders.set(o.id, o)
       byClientId.set(o.clientOrderId, o.id)
-      let set = resting.get(o.nativeId)
-      if (set === undefined) resting.set(o.nativeId, (set = new Set()))
+      const set = restingSet(o.nativeId)
       set.add(o)
       file(o)
       const out: Array<VenueEvent> = []
