@@ -344,9 +344,11 @@ export const replay = (options: ReplayOptions) => {
       segment.ms += timings.now() - from
       segment.count += 1
     }
-    let from = 0
-    /** When the last view was handed to the engine (with timings). */
-    let viewFrom = 0
+    /**
+     * When the timed work began, and when the last view was handed to the engine (with timings): fields of an object,
+     * which V8 updates in place, where a variable of the closure would box each new time.
+     */
+    const marks = { from: 0, viewFrom: 0 }
     let wokenSeen = engine.stats().woken
     // The event log, hashed (and handed on) as the journal grows: whatever ran since the last look is written.
     const hash = createHash("sha256")
@@ -401,7 +403,7 @@ export const replay = (options: ReplayOptions) => {
         // Child updates first (fills and order changes the event caused), then the market view.
         if (reported.length > 0) return stop(event, venue, reported, undefined)
         // A woken parent is fed in plain code within `marketView`: its time counts as the woken view's.
-        if (timings !== undefined) viewFrom = timings.now()
+        if (timings !== undefined) marks.viewFrom = timings.now()
         const work =
           event.type === "snapshot" || event.type === "change" || event.type === "trade"
             ? engine.marketView(event.market, slot.view, clock.unsafeCurrentTimeMillis())
@@ -429,9 +431,9 @@ export const replay = (options: ReplayOptions) => {
       const t = ahead.ts
       // Most moments hold market data only: the clock moves in plain code, and only what wakes something runs fibers.
       if (!quietUntil(t)) {
-        if (timings !== undefined) from = timings.now()
+        if (timings !== undefined) marks.from = timings.now()
         yield* moveTo(t)
-        timed(timings?.scheduled, from)
+        timed(timings?.scheduled, marks.from)
         dirty = true
       }
       // Market data of this moment, in tape order; child updates it causes settle after each.
@@ -440,7 +442,7 @@ export const replay = (options: ReplayOptions) => {
         let work = stopped.work
         if (reported.length > 0) {
           if (timings !== undefined) {
-            from = timings.now()
+            marks.from = timings.now()
             timings.own.events += reported.length
           }
           // The desk takes what the venue reported, and the engine what that did to its children, in plain code
@@ -449,16 +451,16 @@ export const replay = (options: ReplayOptions) => {
           const left = engine.childrenNow(clock.unsafeCurrentTimeMillis())
           if (left !== null) yield* left
           yield* settle
-          timed(timings?.own, from)
+          timed(timings?.own, marks.from)
           dirty = true
           if (event.type === "snapshot" || event.type === "change" || event.type === "trade") {
-            if (timings !== undefined) viewFrom = timings.now()
+            if (timings !== undefined) marks.viewFrom = timings.now()
             work = engine.marketView(event.market, venue.view, clock.unsafeCurrentTimeMillis())
           }
         }
         if (work !== null && work !== undefined) {
           if (timings !== undefined) {
-            from = viewFrom
+            marks.from = marks.viewFrom
             // Only a view that woke parents counts any, so the count since the last such view is this one's.
             const woken = engine.stats().woken
             timings.woken.parents += woken - wokenSeen
@@ -466,7 +468,7 @@ export const replay = (options: ReplayOptions) => {
           }
           yield* work
           yield* settle
-          timed(timings?.woken, from)
+          timed(timings?.woken, marks.from)
           dirty = true
         }
         if (after !== undefined) {
@@ -480,9 +482,9 @@ export const replay = (options: ReplayOptions) => {
         done()
       }
       if (engine.nextDue() <= t) {
-        if (timings !== undefined) from = timings.now()
+        if (timings !== undefined) marks.from = timings.now()
         yield* timers(t)
-        timed(timings?.scheduled, from)
+        timed(timings?.scheduled, marks.from)
         dirty = true
       }
       if (dirty) yield* writeLog

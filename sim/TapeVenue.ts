@@ -84,6 +84,18 @@ const touchOf = (book: TapeBook, recent: RecentTrades | undefined): Touch => ({
   bestAsk: book.bestAsk(),
   last: recent === undefined ? null : recent.latestPrice()
 })
+/**
+ * The market's touch now, as `touchOf` reads it, answered with the object of the last time it was read when none of
+ * its numbers moved since (most changes of a book are behind its touch): a view costs no allocation then.
+ */
+const touchNow = (parts: Parts): Touch => {
+  const bestBid = parts.book.bestBid()
+  const bestAsk = parts.book.bestAsk()
+  const last = parts.trades.latestPrice()
+  const seen = parts.touch
+  if (seen !== null && seen.bestBid === bestBid && seen.bestAsk === bestAsk && seen.last === last) return seen
+  return (parts.touch = { bestBid, bestAsk, last })
+}
 /** No event: one list for every answer without any. */
 const NO_EVENTS: ReadonlyArray<VenueEvent> = Object.freeze([])
 
@@ -122,6 +134,8 @@ interface Parts {
   /** The model's resting own orders of the market (the same set while the venue lives). */
   readonly resting: ReadonlySet<unknown>
   handle: TapeMarket
+  /** The touch as last read (`touchNow`); null before the first read. */
+  touch: Touch | null
 }
 
 /**
@@ -163,9 +177,10 @@ export const makeTapeVenue = (header: TapeHeader) =>
         book: new TapeBook(),
         trades: new RecentTrades(nativeId),
         resting: model.restingOf(nativeId),
-        handle: undefined as unknown as TapeMarket
+        handle: undefined as unknown as TapeMarket,
+        touch: null
       }
-      parts.handle = { apply: (event) => applyTo(parts, event), view: () => touchOf(parts.book, parts.trades) }
+      parts.handle = { apply: (event) => applyTo(parts, event), view: () => touchNow(parts) }
       books.set(nativeId, parts.book)
       trades.set(nativeId, parts.trades)
       byMarketId.set(m.id, parts)
@@ -185,7 +200,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
           const price = F.of(event.price)
           book.set(event.side, price, F.of(event.size))
           if (parts.resting.size === 0) return NO_EVENTS
-          return model.bookChanged(nativeId, book, event.ts, { side: event.side === "bid" ? "buy" : "sell", price })
+          return model.bookChanged(nativeId, book, event.ts, event.side === "bid" ? "buy" : "sell", price)
         }
         case "trade": {
           const price = F.of(event.price)
@@ -295,7 +310,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
       publish,
       view: (marketId) => {
         const parts = byMarketId.get(marketId)
-        return parts === undefined ? undefined : touchOf(parts.book, parts.trades)
+        return parts === undefined ? undefined : touchNow(parts)
       },
       marketOf: (marketId) => byMarketId.get(marketId)?.handle
     }

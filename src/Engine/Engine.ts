@@ -369,6 +369,18 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
       return yield* hold(rt, first, rest, digest, actor, feedQuotes(d, rt, now))
     })
 
+    /**
+     * The parents a view woke, fed. At a known time with the lock free, they are fed in plain code now, and what their
+     * children did after them; what waits is left to the caller. (Its own function: the closures here would make every
+     * view, most of which wake nobody, allocate a context for them.)
+     */
+    const feedWoken = (woken: ReadonlyArray<string>, view: MarketView, now: number | undefined) => {
+      const fed =
+        now === undefined
+          ? undefined
+          : serialized.hold(() => andThen(feedView(d, woken, view, now), now, (t) => childrenNow(d, t)))
+      return fed ?? serialized(atNow((t) => feedView(d, woken, view, t)))
+    }
     return {
       holds: (type) => Object.hasOwn(registry, type),
       types: Object.keys(registry),
@@ -411,14 +423,7 @@ const makeEngine = (registry: Registry, seed: number, driven: boolean) =>
           if (view === undefined) return null
         } else view = given
         const woken = wakeFor(d, marketId, view)
-        if (woken === null) return null
-        // At a known time with the lock free, the parents are fed in plain code now, and what their children did after
-        // them; what waits is left to the caller.
-        const fed =
-          now === undefined
-            ? undefined
-            : serialized.hold(() => andThen(feedView(d, woken, view, now), now, (t) => childrenNow(d, t)))
-        return fed ?? serialized(atNow((t) => feedView(d, woken, view, t)))
+        return woken === null ? null : feedWoken(woken, view, now)
       },
       childrenNow: (now) => {
         if (desk.childUpdates.size === 0) return null

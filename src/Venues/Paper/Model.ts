@@ -205,6 +205,8 @@ export const makeOrderModel = (options: ModelOptions) => {
     if (level.size === 0) levels!.delete(o.price)
   }
   const NONE: ReadonlyArray<OwnOrder> = []
+  /** What a change or print that reached no own order answers: one list for all of them. */
+  const NO_EVENTS: ReadonlyArray<VenueEvent> = Object.freeze([])
   /** The market's resting own orders, as a list of their own (what is done with them may end some). */
   const live = (nativeId: string): ReadonlyArray<OwnOrder> => {
     const set = resting.get(nativeId)
@@ -323,7 +325,7 @@ export const makeOrderModel = (options: ModelOptions) => {
     restingOf: (nativeId: string): ReadonlySet<OwnOrder> => restingSet(nativeId),
 
     /**
-     * A book changed. `touched` names the one level a change touched (the others are as they were, and no order is
+     * A book changed. `side` and `price` name the one level a change touched (the others are as they were, and no order is
      * queued behind more than its level shows); without it, any level may have changed. `readAt`, when the book was
      * read some time ago, leaves out the orders queued since. A level that thins out in
      * front of a resting order moves it up its queue; a book that moved through a resting order's price fills it.
@@ -332,17 +334,17 @@ export const makeOrderModel = (options: ModelOptions) => {
       nativeId: string,
       book: ModelBook,
       ts: number,
-      touched?: { readonly side: Side; readonly price: F.Fixed },
+      side?: Side,
+      price?: F.Fixed,
       readAt?: number
-    ): Array<VenueEvent> => {
-      const out: Array<VenueEvent> = []
+    ): ReadonlyArray<VenueEvent> => {
       const index = indexes.get(nativeId)
-      if (index === undefined) return out
+      if (index === undefined) return NO_EVENTS
       const bestAsk = book.bestAsk()
       const bestBid = book.bestBid()
-      if (touched !== undefined && readAt === undefined) {
+      if (side !== undefined && price !== undefined && readAt === undefined) {
         // One level changed: only the orders queued there can move up; and a book inside the bounds crosses none.
-        const level = index[touched.side].get(touched.price)
+        const level = index[side].get(price)
         if (level !== undefined) {
           for (const o of level) {
             const shown = book.sizeAt(restingSide(o.side), o.price)
@@ -352,10 +354,10 @@ export const makeOrderModel = (options: ModelOptions) => {
         const mayReach =
           (bestAsk !== null && index.highestBuy !== null && bestAsk <= index.highestBuy) ||
           (bestBid !== null && index.lowestSell !== null && bestBid >= index.lowestSell)
-        if (!mayReach) return out
+        if (!mayReach) return NO_EVENTS
       }
       const set = resting.get(nativeId)
-      if (set === undefined || set.size === 0) return out
+      if (set === undefined || set.size === 0) return NO_EVENTS
       // One pass, with no list made: most changes reach no own order, and only then are the orders gathered. The
       // bounds are made exact on the way.
       let highestBuy: F.Fixed | null = null
@@ -366,7 +368,7 @@ export const makeOrderModel = (options: ModelOptions) => {
         else lowestSell = lowestSell === null ? o.price : F.min(lowestSell, o.price)
         // A book read before an order took its place says nothing of that order's queue.
         if (readAt !== undefined && o.queuedAt > readAt) continue
-        if (touched === undefined || (o.side === touched.side && o.price === touched.price)) {
+        if (side === undefined || (o.side === side && o.price === price)) {
           const shown = book.sizeAt(restingSide(o.side), o.price)
           if (shown < o.ahead) o.ahead = shown
         }
@@ -375,7 +377,8 @@ export const makeOrderModel = (options: ModelOptions) => {
       }
       index.highestBuy = highestBuy
       index.lowestSell = lowestSell
-      if (!reached) return out
+      if (!reached) return NO_EVENTS
+      const out: Array<VenueEvent> = []
       const rest: Array<OwnOrder> = []
       for (const o of set) if (readAt === undefined || o.queuedAt <= readAt) rest.push(o)
       crossings(rest, book, ts, out)
@@ -383,16 +386,21 @@ export const makeOrderModel = (options: ModelOptions) => {
     },
 
     /** A public trade printed: it fills the own orders it reaches in their queue. */
-    traded: (nativeId: string, price: F.Fixed, amount: F.Fixed, takerSide: Side, ts: number): Array<VenueEvent> => {
-      const out: Array<VenueEvent> = []
+    traded: (
+      nativeId: string,
+      price: F.Fixed,
+      amount: F.Fixed,
+      takerSide: Side,
+      ts: number
+    ): ReadonlyArray<VenueEvent> => {
       const side = takerSide === "sell" ? "buy" : "sell"
       const set = resting.get(nativeId)
       const index = indexes.get(nativeId)
-      if (set === undefined || index === undefined) return out
+      if (set === undefined || index === undefined) return NO_EVENTS
       // Most prints reach no own order: none when the price is outside the bounds, and the orders are gathered only
       // when one is reached.
       const bound = side === "buy" ? index.highestBuy : index.lowestSell
-      if (bound === null || !reaches(side, bound, price)) return out
+      if (bound === null || !reaches(side, bound, price)) return NO_EVENTS
       let reached = false
       for (const o of set) {
         if (o.side === side && reaches(side, o.price, price)) {
@@ -400,7 +408,9 @@ export const makeOrderModel = (options: ModelOptions) => {
           break
         }
       }
-      if (reached) shareTrade(live(nativeId), side, price, amount, ts, out)
+      if (!reached) return NO_EVENTS
+      const out: Array<VenueEvent> = []
+      shareTrade(live(nativeId), side, price, amount, ts, out)
       return out
     },
 

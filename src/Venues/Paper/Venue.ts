@@ -93,7 +93,7 @@ export const makePaperVenue = (live: Venue, options: PaperOptions = {}): Effect.
           if (book !== undefined) books.push({ at: now, book })
           while (books.length > 0 && books[0]!.at <= now - bookLag) {
             const { at, book: read } = books.shift()!
-            out.push(...model.bookChanged(nativeId, modelBook(read), now, undefined, at))
+            out.push(...model.bookChanged(nativeId, modelBook(read), now, undefined, undefined, at))
           }
           waiting.set(nativeId, books)
           yield* publish(out)

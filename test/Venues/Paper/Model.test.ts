@@ -88,14 +88,16 @@ describe("paper order model", () => {
     const m = model()
     place(m, book([["0.40", "10"]], [["0.45", "8"]]), "buy", "0.40", "4")
     // Read at 0, before the order queued at 1: neither its thin level nor its crossing ask count for it.
-    expect(fillsOf(m.bookChanged("M", modelBook(book([["0.40", "2"]], [["0.40", "5"]])), 5, undefined, 0))).toEqual([])
+    expect(
+      fillsOf(m.bookChanged("M", modelBook(book([["0.40", "2"]], [["0.40", "5"]])), 5, undefined, undefined, 0))
+    ).toEqual([])
     expect(m.get("paper-1")!.ahead).toBe(F.of("10"))
     // Read at 1 or later, they do.
-    m.bookChanged("M", modelBook(book([["0.40", "2"]], [["0.45", "8"]])), 6, undefined, 1)
+    m.bookChanged("M", modelBook(book([["0.40", "2"]], [["0.45", "8"]])), 6, undefined, undefined, 1)
     expect(m.get("paper-1")!.ahead).toBe(F.of("2"))
     // Queued again by an amend at 7: a book read at 6 no longer counts for it.
     m.amend("paper-1", { price: F.of("0.41") }, modelBook(book([["0.41", "3"]], [["0.45", "8"]])), 7)
-    m.bookChanged("M", modelBook(book([["0.41", "1"]], [["0.45", "8"]])), 8, undefined, 6)
+    m.bookChanged("M", modelBook(book([["0.41", "1"]], [["0.45", "8"]])), 8, undefined, undefined, 6)
     expect(m.get("paper-1")!.ahead).toBe(F.of("3"))
   })
 
