@@ -344,12 +344,11 @@ export const makeOrderModel = (options: ModelOptions) => {
       const bestBid = book.bestBid()
       if (side !== undefined && price !== undefined && readAt === undefined) {
         // One level changed: only the orders queued there can move up; and a book inside the bounds crosses none.
-        const level = index[side].get(price)
+        const level = (side === "buy" ? index.buy : index.sell).get(price)
         if (level !== undefined) {
-          for (const o of level) {
-            const shown = book.sizeAt(restingSide(o.side), o.price)
-            if (shown < o.ahead) o.ahead = shown
-          }
+          // Every order of the level rests on that side at that price: the size shown there is read once.
+          const shown = book.sizeAt(restingSide(side), price)
+          for (const o of level) if (shown < o.ahead) o.ahead = shown
         }
         const mayReach =
           (bestAsk !== null && index.highestBuy !== null && bestAsk <= index.highestBuy) ||
