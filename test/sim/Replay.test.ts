@@ -43,6 +43,28 @@ describe("sim replay", () => {
     })
   )
 
+  it.live(
+    "a tape's text is read as the replay reaches it: the same log as the tape parsed first; a bad line fails the run there",
+    () =>
+      Effect.gen(function* () {
+        const fromText = yield* replay({ tape, orders, seed: 3 })
+        const fromParsed = yield* replay({ tape: parseTape(tape), orders, seed: 3 })
+        assert.strictEqual(fromText.log, fromParsed.log)
+        assert.deepStrictEqual(fromText.summary, fromParsed.summary)
+        // A broken line two thirds in: the run fails naming it, after the lines before it were applied.
+        const lines = tape.trimEnd().split("\n")
+        const at = Math.floor((lines.length * 2) / 3)
+        const broken = [...lines.slice(0, at), '{"type":"change","ts":', ...lines.slice(at + 1)].join("\n")
+        let applied = 0
+        const failed = yield* Effect.exit(
+          Effect.suspend(() => replay({ tape: broken, orders, seed: 3, onProgress: (done) => void (applied = done) }))
+        )
+        assert.isTrue(failed._tag === "Failure")
+        assert.include(String(failed._tag === "Failure" ? failed.cause : ""), `tape line ${at + 1}`)
+        assert.isAbove(applied, 0)
+      })
+  )
+
   it.live("progress is reported up to the last event", () =>
     Effect.gen(function* () {
       const seen: Array<number> = []
