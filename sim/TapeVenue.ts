@@ -4,7 +4,7 @@ import * as F from "../src/Domain/Fixed.ts"
 import type { Market, Touch, Trade } from "../src/Domain/Market.ts"
 import type { PlaceOrderRequest, Venue, VenueEvent, VenueOrder } from "../src/Services/VenueGateway.ts"
 import { VenueError } from "../src/Services/VenueGateway.ts"
-import { type Answer, answerOf, type FeeRule, makeOrderModel, viewOf } from "../src/Venues/Paper/Model.ts"
+import { type Answer, answerOf, type FeeRule, makeOrderModel, NO_EVENTS, viewOf } from "../src/Venues/Paper/Model.ts"
 import { takerFee } from "../src/Venues/Sim/Exchange.ts"
 import { SIM_CAPABILITIES } from "../src/Venues/SimVenue.ts"
 import type { TapeEvent, TapeHeader } from "./Tape.ts"
@@ -78,15 +78,10 @@ class RecentTrades {
 }
 const EMPTY = new TapeBook()
 
-/** A market's best bid, best ask and last print, read off its book and its prints (no copy of either). */
-const touchOf = (book: TapeBook, recent: RecentTrades | undefined): Touch => ({
-  bestBid: book.bestBid(),
-  bestAsk: book.bestAsk(),
-  last: recent === undefined ? null : recent.latestPrice()
-})
 /**
- * The market's touch now, as `touchOf` reads it, answered with the object of the last time it was read when none of
- * its numbers moved since (most changes of a book are behind its touch): a view costs no allocation then.
+ * A market's best bid, best ask and last print, read off its book and its prints (no copy of either); the object of
+ * the last time it was read when none of its numbers moved since (most changes of a book are behind its touch), so a
+ * view costs no allocation then.
  */
 const touchNow = (parts: Parts): Touch => {
   const bestBid = parts.book.bestBid()
@@ -96,8 +91,6 @@ const touchNow = (parts: Parts): Touch => {
   if (seen !== null && seen.bestBid === bestBid && seen.bestAsk === bestAsk && seen.last === last) return seen
   return (parts.touch = { bestBid, bestAsk, last })
 }
-/** No event: one list for every answer without any. */
-const NO_EVENTS: ReadonlyArray<VenueEvent> = Object.freeze([])
 
 /** Takers pay the sim's fee, makers nothing. */
 const TAKER_ONLY: FeeRule = (price, amount, liquidity) => (liquidity === "taker" ? takerFee(price, amount) : F.ZERO)
@@ -152,8 +145,8 @@ export const makeTapeVenue = (header: TapeHeader) =>
       fees: () => TAKER_ONLY
     })
     const markets = new Map<string, Market>()
-    const books = new Map<string, TapeBook>()
-    const trades = new Map<string, RecentTrades>()
+    /** Each market's parts by its venue's id for it. */
+    const byNativeId = new Map<string, Parts>()
     /** Each market's parts by its id as the tape writes it, so an event needs one lookup and no slice of its id. */
     const byMarketId = new Map<string, Parts>()
     for (const m of header.markets) {
@@ -181,8 +174,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
         touch: null
       }
       parts.handle = { apply: (event) => applyTo(parts, event), view: () => touchNow(parts) }
-      books.set(nativeId, parts.book)
-      trades.set(nativeId, parts.trades)
+      byNativeId.set(nativeId, parts)
       byMarketId.set(m.id, parts)
     }
     const events = yield* PubSub.unbounded<VenueEvent>()
@@ -249,7 +241,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
 
     const placeNow = (r: PlaceOrderRequest, now: number, published = true): VenueOrder | VenueError => {
       const market = markets.get(r.nativeId)
-      const book = books.get(r.nativeId)
+      const book = byNativeId.get(r.nativeId)?.book
       if (market === undefined || book === undefined) {
         return new VenueError({ venue: venueId, kind: "rejected", reason: "no such market" })
       }
@@ -268,7 +260,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
       market: (nativeId) => Effect.sync(() => markets.get(nativeId)),
       book: (nativeId) =>
         Effect.map(Clock.currentTimeMillis, (ts) => {
-          const book = books.get(nativeId)
+          const book = byNativeId.get(nativeId)?.book
           const level = ([price, size]: readonly [F.Fixed, F.Fixed]) => ({ price, size })
           return {
             ts,
@@ -276,13 +268,13 @@ export const makeTapeVenue = (header: TapeHeader) =>
             asks: book === undefined ? [] : book.levels("ask").map(level)
           }
         }),
-      trades: (nativeId) => Effect.sync(() => trades.get(nativeId)?.list() ?? []),
+      trades: (nativeId) => Effect.sync(() => byNativeId.get(nativeId)?.trades.list() ?? []),
       placeOrder,
       cancelOrder: (id) => Effect.flatMap(Clock.currentTimeMillis, (now) => answer(model.cancel(id, now))),
       amendOrder: (id, changes) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const o = model.get(id)
-          const book = o === undefined ? undefined : books.get(o.nativeId)
+          const book = o === undefined ? undefined : byNativeId.get(o.nativeId)?.book
           return answer(model.amend(id, changes, book ?? EMPTY, now))
         }),
       orderByClientId: (clientOrderId) =>
@@ -302,8 +294,8 @@ export const makeTapeVenue = (header: TapeHeader) =>
         market: (nativeId) => markets.get(nativeId),
         placeOrder: (r, now) => placeNow(r, now, false),
         touch: (nativeId) => {
-          const book = books.get(nativeId)
-          return book === undefined ? undefined : touchOf(book, trades.get(nativeId))
+          const parts = byNativeId.get(nativeId)
+          return parts === undefined ? undefined : touchNow(parts)
         }
       },
       applyNow,

@@ -114,6 +114,9 @@ export const answerOf = (o: OwnOrder, events: ReadonlyArray<VenueEvent>): VenueO
 
 const restingSide = (side: Side): BookSide => (side === "buy" ? "bid" : "ask")
 
+/** What an event that reached no own order answers: one list for all of them. */
+export const NO_EVENTS: ReadonlyArray<VenueEvent> = Object.freeze([])
+
 /** How many finished orders a model keeps (as the desk keeps the last ones that finished). */
 const KEEP_FINISHED = 1024
 
@@ -205,8 +208,6 @@ export const makeOrderModel = (options: ModelOptions) => {
     if (level.size === 0) levels!.delete(o.price)
   }
   const NONE: ReadonlyArray<OwnOrder> = []
-  /** What a change or print that reached no own order answers: one list for all of them. */
-  const NO_EVENTS: ReadonlyArray<VenueEvent> = Object.freeze([])
   /** The market's resting own orders, as a list of their own (what is done with them may end some). */
   const live = (nativeId: string): ReadonlyArray<OwnOrder> => {
     const set = resting.get(nativeId)
@@ -214,7 +215,7 @@ export const makeOrderModel = (options: ModelOptions) => {
   }
   const anyLive = (nativeId: string): boolean => (resting.get(nativeId)?.size ?? 0) > 0
   /** The market's set of resting own orders, made when first asked for and kept while the model lives. */
-  const restingSet = (nativeId: string): Set<OwnOrder> => {
+  const restingOf = (nativeId: string): Set<OwnOrder> => {
     let set = resting.get(nativeId)
     if (set === undefined) resting.set(nativeId, (set = new Set()))
     return set
@@ -322,11 +323,11 @@ export const makeOrderModel = (options: ModelOptions) => {
      * The market's resting own orders as a set that stays the same object while the model lives, for whoever asks
      * `hasResting` of one market at every input: its size, with no lookup by the market's id.
      */
-    restingOf: (nativeId: string): ReadonlySet<OwnOrder> => restingSet(nativeId),
+    restingOf: (nativeId: string): ReadonlySet<OwnOrder> => restingOf(nativeId),
 
     /**
      * A book changed. `side` and `price` name the one level a change touched (the others are as they were, and no order is
-     * queued behind more than its level shows); without it, any level may have changed. `readAt`, when the book was
+     * queued behind more than its level shows); without them, any level may have changed. `readAt`, when the book was
      * read some time ago, leaves out the orders queued since. A level that thins out in
      * front of a resting order moves it up its queue; a book that moved through a resting order's price fills it.
      */
@@ -455,7 +456,7 @@ export const makeOrderModel = (options: ModelOptions) => {
       }
       orders.set(o.id, o)
       byClientId.set(o.clientOrderId, o.id)
-      const set = restingSet(o.nativeId)
+      const set = restingOf(o.nativeId)
       set.add(o)
       file(o)
       const out: Array<VenueEvent> = []
