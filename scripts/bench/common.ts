@@ -1,5 +1,7 @@
-/** What every benchmark shares: the figure it prints and how it times a run. */
+/** What every benchmark shares: the figure it prints, how it times a run, and the command built as it ships. */
+import { join } from "node:path"
 import { performance } from "node:perf_hooks"
+import { buildCli } from "../build.ts"
 
 export interface Figure {
   readonly name: string
@@ -60,3 +62,16 @@ export const timeAsync = async (rounds: number, run: () => Promise<void>): Promi
 }
 
 export const ratio = (value: number, baseline: number): number => Number((value / baseline).toFixed(4))
+
+let built: Promise<string> | undefined
+
+/**
+ * The command line built from the current sources into dist/, as `npm run build` leaves it (once per bench run);
+ * answers the folder. What ships is this build, not the sources run through tsx, whose loader makes every function
+ * set its own name as it is created.
+ */
+export const builtCli = (): Promise<string> => {
+  const dist = join(import.meta.dirname, "../../dist")
+  built ??= buildCli(dist).then(() => dist)
+  return built
+}

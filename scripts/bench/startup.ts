@@ -10,8 +10,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
-import { buildCli } from "../build.ts"
-import { type Figure, ratio } from "./common.ts"
+import { builtCli, type Figure, ratio } from "./common.ts"
 
 const ROOT = join(import.meta.dirname, "../..")
 const RUNS = 9
@@ -71,7 +70,7 @@ const startToHealth = async (args: (port: number) => ReadonlyArray<string>, env:
 const BARE = `require("node:http").createServer((q, s) => s.end('{"status":"ok"}')).listen(Number(process.argv[1]), "127.0.0.1")`
 
 export const startupFigures = async (): Promise<ReadonlyArray<Figure>> => {
-  await buildCli(join(ROOT, "dist"))
+  await builtCli()
   const bin = join(ROOT, "bin/crossbook.js")
   const sources = [join(ROOT, "bin/run-ts.js"), join(ROOT, "sim/main.ts")]
 

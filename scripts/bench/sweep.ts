@@ -18,7 +18,7 @@ import { JobCache, type JobOutcome, tapeStream } from "../../sim/Sweep/Job.ts"
 import { expandJobs, type SweepSpec } from "../../sim/Sweep/Spec.ts"
 import type { Executor } from "../../sim/Sweep/Sweep.ts"
 import { JOB_HEAP_MB, makePool, type Pool, workerFlags } from "../../sim/Sweep/Workers.ts"
-import { type Figure, ratio } from "./common.ts"
+import { builtCli, type Figure, ratio } from "./common.ts"
 
 const STRATEGY = resolve(import.meta.dirname, "../../sim/examples/momentum-trailing.ts")
 
@@ -56,13 +56,22 @@ const run = (execute: Executor, list: ReturnType<typeof jobs>, inFlight: number,
   })
 
 /**
- * Jobs per second on a pool of `size` worker processes, once warm (`WARM_JOBS_PER_WORKER` each before the clock
- * starts), and over that warm-up from their start. `helpers` as `makePool` takes it.
+ * Timed jobs each worker runs. A pool of any size runs as many per worker, so each worker is timed over the same
+ * stretch of its life: a worker's jobs keep getting faster for some hundreds of jobs as V8 compiles more of them, and
+ * one worker timed over twice the jobs of each of two would be timed further into that.
  */
-const throughput = (size: number, list: ReturnType<typeof jobs>, helpers?: boolean) =>
+const TIMED_JOBS_PER_WORKER = 128
+
+/**
+ * Jobs per second on a pool of `size` worker processes running `worker` (a built `sweep-worker.js`, else the sources
+ * through tsx), once warm (`WARM_JOBS_PER_WORKER` each before the clock starts; then `TIMED_JOBS_PER_WORKER` each),
+ * and over that warm-up from their start. `helpers` as `makePool` takes it.
+ */
+const throughput = (size: number, worker: string | undefined, helpers?: boolean) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const pool = yield* makePool(size, JOB_HEAP_MB, helpers)
+      const list = jobs(TIMED_JOBS_PER_WORKER * size)
+      const pool = yield* makePool(size, JOB_HEAP_MB, helpers, worker)
       const warm = jobs(WARM_JOBS_PER_WORKER * size)
       // Twice as many jobs in flight as workers, as `crossbook sweep` keeps: each worker has its next job waiting.
       const cold = warm.length / (yield* run(pool.run, warm, size * 2))
@@ -152,8 +161,6 @@ const jobHeapMb = async (durationS: number) => {
 
 export const sweepFigures = async (): Promise<Array<Figure>> => {
   const cores = availableParallelism()
-  // Enough jobs that the last one's tail (a worker idle while the other finishes) stays a small part of the run.
-  const list = jobs(Math.max(128, cores * 128))
   // One worker and one per core in turn, each the best of two, with the machine's own scaling measured between: a
   // change of load on a shared machine falls on both sides of the ratio rather than on one.
   let one = { warm: 0, cold: 0 }
@@ -162,12 +169,16 @@ export const sweepFigures = async (): Promise<Array<Figure>> => {
   let alone = { warm: 0, cold: 0 }
   let machine = 0
   const best = (a: typeof one, b: typeof one) => ({ warm: Math.max(a.warm, b.warm), cold: Math.max(a.cold, b.cold) })
+  // The workers as the command ships them: built from the current sources (`crossbook sweep` runs dist/).
+  const worker = join(await builtCli(), "sweep-worker.js")
   for (let round = 0; round < 2; round++) {
-    one = best(one, await Effect.runPromise(throughput(1, list)))
+    one = best(one, await Effect.runPromise(throughput(1, worker)))
     machine = Math.max(machine, await machineScaling(cores))
-    all = best(all, await Effect.runPromise(throughput(cores, list)))
-    alone = best(alone, await Effect.runPromise(throughput(1, list, false)))
+    all = best(all, await Effect.runPromise(throughput(cores, worker)))
+    alone = best(alone, await Effect.runPromise(throughput(1, worker, false)))
   }
+  // The same full pool running the sources through tsx, as a sweep started from them (`npm run dev`) does.
+  const sources = await Effect.runPromise(throughput(cores, undefined))
   const cost = await Effect.runPromise(bookkeeping(400))
   const short = await jobHeapMb(600)
   const long = await jobHeapMb(4 * 3600)
@@ -180,7 +191,8 @@ export const sweepFigures = async (): Promise<Array<Figure>> => {
       ratio: ratio(all.warm, one.warm),
       target: `ratio ≥ ${(0.8 * cores).toFixed(1)} (0.8 × ${cores} cores)`,
       workers: cores,
-      jobs: list.length,
+      jobs: TIMED_JOBS_PER_WORKER * cores,
+      timed_jobs_per_worker: TIMED_JOBS_PER_WORKER,
       warm_up_jobs_per_worker: WARM_JOBS_PER_WORKER,
       // The same pools over their warm-up, from their start.
       warm_up_jobs_per_s: Number(all.cold.toFixed(3)),
@@ -190,7 +202,11 @@ export const sweepFigures = async (): Promise<Array<Figure>> => {
       of_machine_target: ">= 0.9 of machine_alloc_scaling",
       // The baseline's worker has the second core for V8's collector threads; a worker of the full pool has not.
       one_worker_own_thread_gc: Number(alone.warm.toFixed(3)),
-      ratio_to_own_thread_gc: ratio(all.warm, alone.warm)
+      ratio_to_own_thread_gc: ratio(all.warm, alone.warm),
+      worker: "built (dist/sweep-worker.js)",
+      // One run, not the best of two: how much slower the workers are when they run the sources through tsx.
+      from_sources_jobs_per_s: Number(sources.warm.toFixed(3)),
+      built_to_sources: ratio(all.warm, sources.warm)
     },
     {
       name: "sweep.job_heap_mb",

@@ -44,14 +44,18 @@ export const workerFlags = (heapMb: number, workers = 1, helpers = workers < ava
   ...(helpers ? [] : ["--single-threaded-gc"])
 ]
 
-/** How a worker process starts: the built worker beside the bundle, or the TypeScript source through tsx. */
-const spawn = (heapMb: number, workers: number, helpers: boolean | undefined): ChildProcess => {
+/**
+ * How a worker process starts: `entry` when given (a built `sweep-worker.js`), else the built worker beside the
+ * bundle, or the TypeScript source through tsx.
+ */
+const spawn = (heapMb: number, workers: number, helpers: boolean | undefined, entry?: string): ChildProcess => {
   const here = import.meta.url
   const options = {
     execArgv: workerFlags(heapMb, workers, helpers),
     serialization: "advanced" as const,
     stdio: ["ignore", "inherit", "pipe", "ipc"] as Array<"ignore" | "inherit" | "pipe" | "ipc">
   }
+  if (entry !== undefined) return fork(entry, [], options)
   if (/\.ts$/.test(new URL(here).pathname)) {
     const runTs = fileURLToPath(new URL("../../bin/run-ts.js", here))
     return fork(runTs, [fileURLToPath(new URL("./Worker.ts", here))], options)
@@ -92,11 +96,14 @@ export interface Pool {
 /**
  * A pool of `size` worker processes, each job's heap bounded to `heapMb`, ended with its scope. `helpers` decides
  * whether V8 may collect a worker's garbage on threads of its own (by default when the pool leaves a core free).
+ * `entry`: the path of a built `sweep-worker.js` the workers run, wherever this module runs from (the benchmark runs
+ * from the sources and measures the workers as the command ships them).
  */
 export const makePool = (
   size: number,
   heapMb = JOB_HEAP_MB,
-  helpers?: boolean
+  helpers?: boolean,
+  entry?: string
 ): Effect.Effect<Pool, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
@@ -119,7 +126,7 @@ export const makePool = (
       }
 
       const start = (slot: Slot) => {
-        const worker = spawn(heapMb, size, helpers)
+        const worker = spawn(heapMb, size, helpers, entry)
         slot.worker = worker
         // The worker's errors go on to this process's; the last of them tells a heap that ran out from a crash.
         let said = ""
