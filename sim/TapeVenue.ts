@@ -13,63 +13,89 @@ import * as Id from "../src/Domain/Ids.ts"
 
 const MAX_TRADES = 1000
 
+/** Room a market's ring of prints starts with; it doubles as prints come, up to `MAX_TRADES`. */
+const FIRST_ROOM = 16
+
 /**
- * A market's newest prints, at most `MAX_TRADES`, in a ring of columns: a print costs the same however many came
- * before, and its record is made only once someone reads the list (then kept until the print leaves the ring).
+ * A market's newest prints, at most `MAX_TRADES`, in a ring of typed columns: a print costs the same however many came
+ * before and allocates nothing once the ring has grown, the columns sit outside the collected heap, and its record is
+ * made only once someone reads the list (then kept until the print leaves the ring).
  */
 class RecentTrades {
-  private readonly ts: Array<number> = []
-  private readonly prices: Array<number> = []
-  private readonly amounts: Array<number> = []
-  private readonly sells: Array<boolean> = []
-  /** How many were kept when each was added (its id's last part). */
-  private readonly counts: Array<number> = []
-  private readonly made: Array<Trade | undefined> = []
+  private ts = new Float64Array(FIRST_ROOM)
+  private prices = new Float64Array(FIRST_ROOM)
+  private amounts = new Float64Array(FIRST_ROOM)
+  private sells = new Uint8Array(FIRST_ROOM)
+  /** How many prints came before each (its id's last part): unique within the market, however long the tape. */
+  private seqs = new Float64Array(FIRST_ROOM)
+  private made: Array<Trade | undefined> | undefined
+  /** How many are kept. */
+  private kept = 0
+  /** Where the next print goes. */
   private next = 0
+  /** Prints added since the start. */
+  private added = 0
   constructor(private readonly nativeId: string) {}
   /** How many are kept. */
   get size(): number {
-    return this.ts.length
+    return this.kept
   }
   add(ts: number, price: F.Fixed, amount: F.Fixed, takerSide: "buy" | "sell"): void {
+    if (this.kept === this.ts.length && this.kept < MAX_TRADES) this.grow()
     const at = this.next
-    const count = this.ts.length
-    if (count < MAX_TRADES) {
-      this.ts.push(ts)
-      this.prices.push(price)
-      this.amounts.push(amount)
-      this.sells.push(takerSide === "sell")
-      this.counts.push(count)
-      this.made.push(undefined)
-    } else {
-      this.ts[at] = ts
-      this.prices[at] = price
-      this.amounts[at] = amount
-      this.sells[at] = takerSide === "sell"
-      this.counts[at] = count
-      this.made[at] = undefined
+    this.ts[at] = ts
+    this.prices[at] = price
+    this.amounts[at] = amount
+    this.sells[at] = takerSide === "sell" ? 1 : 0
+    this.seqs[at] = this.added++
+    if (this.made !== undefined) this.made[at] = undefined
+    if (this.kept < MAX_TRADES) this.kept += 1
+    this.next = (at + 1) % this.ts.length
+  }
+  /**
+   * Twice the room (at most `MAX_TRADES`), the kept prints where they were: a ring that grows has never wrapped, so
+   * they fill its first places and the next goes after them.
+   */
+  private grow(): void {
+    const room = Math.min(MAX_TRADES, this.ts.length * 2)
+    this.next = this.kept
+    const wider = <A extends Float64Array | Uint8Array>(column: A, make: (n: number) => A): A => {
+      const out = make(room)
+      out.set(column)
+      return out
     }
-    this.next = (at + 1) % MAX_TRADES
+    this.ts = wider(this.ts, (n) => new Float64Array(n))
+    this.prices = wider(this.prices, (n) => new Float64Array(n))
+    this.amounts = wider(this.amounts, (n) => new Float64Array(n))
+    this.sells = wider(this.sells, (n) => new Uint8Array(n))
+    this.seqs = wider(this.seqs, (n) => new Float64Array(n))
+    this.made?.push(...Array.from({ length: room - this.made.length }, () => undefined))
+  }
+  /** Where the print `k` places back from the newest sits (1 the newest). */
+  private slot(k: number): number {
+    const room = this.ts.length
+    return (this.next - k + room) % room
   }
   /** The newest print's price, null when none. */
   latestPrice(): F.Fixed | null {
-    return this.ts.length === 0 ? null : (this.prices[(this.next - 1 + MAX_TRADES) % MAX_TRADES]! as F.Fixed)
+    return this.kept === 0 ? null : (this.prices[this.slot(1)]! as F.Fixed)
   }
   /** Newest first. */
   list(): Array<Trade> {
+    const made = (this.made ??= Array.from({ length: this.ts.length }, () => undefined))
     const out: Array<Trade> = []
-    for (let k = 1; k <= this.ts.length; k++) {
-      const i = (this.next - k + MAX_TRADES) % MAX_TRADES
-      let trade = this.made[i]
+    for (let k = 1; k <= this.kept; k++) {
+      const i = this.slot(k)
+      let trade = made[i]
       if (trade === undefined) {
         trade = {
-          id: `${this.nativeId}-${this.ts[i]!}-${this.counts[i]!}`,
+          id: `${this.nativeId}-${this.ts[i]!}-${this.seqs[i]!}`,
           ts: this.ts[i]!,
           price: this.prices[i]! as F.Fixed,
           amount: this.amounts[i]! as F.Fixed,
-          takerSide: this.sells[i]! ? "sell" : "buy"
+          takerSide: this.sells[i] === 1 ? "sell" : "buy"
         }
-        this.made[i] = trade
+        made[i] = trade
       }
       out.push(trade)
     }

@@ -201,3 +201,47 @@ describe("tape venue touch", () => {
     expect(v.now?.touch?.("NOPE")).toBeUndefined()
   })
 })
+
+describe("tape venue prints", () => {
+  it("lists the newest thousand prints newest first, each under an id of its own, however many came", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            // Several prints share a millisecond.
+            dt: fc.integer({ min: 0, max: 2 }),
+            cents: fc.integer({ min: 1, max: 99 }),
+            amount: fc.integer({ min: 1, max: 9 }),
+            sell: fc.boolean(),
+            read: fc.integer({ min: 0, max: 200 })
+          }),
+          { minLength: 1, maxLength: 2600, size: "max" }
+        ),
+        (prints) => {
+          const v = venue()
+          const seen: Array<{ ts: number; price: F.Fixed; amount: F.Fixed; takerSide: Side }> = []
+          let ts = 1
+          const check = () => {
+            const listed = Effect.runSync(v.trades("M1"))
+            const newest = seen.slice(-1000).reverse()
+            expect(listed.map(({ ts, price, amount, takerSide }) => ({ ts, price, amount, takerSide }))).toEqual(newest)
+            expect(new Set(listed.map((t) => t.id)).size).toBe(listed.length)
+            expect(v.now?.touch?.("M1")?.last).toBe(newest[0]?.price ?? null)
+          }
+          for (const p of prints) {
+            ts += p.dt
+            const price = `0.${String(p.cents).padStart(2, "0")}`
+            const takerSide: Side = p.sell ? "sell" : "buy"
+            v.applyNow({ type: "trade", ts, market: MARKET, price, amount: String(p.amount), taker_side: takerSide })
+            seen.push({ ts, price: F.of(price), amount: F.fromInt(p.amount), takerSide })
+            // Now and then the list is read partway, so records made early must follow the ring as it grows and wraps.
+            if (p.read === 0) check()
+          }
+          check()
+        }
+      ),
+      // A failing run holds thousands of prints: it is reported as found, not shrunk.
+      { seed: 7, numRuns: 40, endOnFailure: true }
+    )
+  })
+})
