@@ -16,80 +16,64 @@ const MAX_TRADES = 1000
 /** Room a market's ring of prints starts with; it doubles as prints come, up to `MAX_TRADES`. */
 const FIRST_ROOM = 16
 
+/** `wider` holding what `column` holds, at its start. */
+const widened = <A extends Float64Array | Uint8Array>(column: A, wider: A): A => {
+  wider.set(column)
+  return wider
+}
+
 /**
  * A market's newest prints, at most `MAX_TRADES`, in a ring of typed columns: a print costs the same however many came
  * before and allocates nothing once the ring has grown, the columns sit outside the collected heap, and its record is
- * made only once someone reads the list (then kept until the print leaves the ring).
+ * made only once someone reads the list (then kept until the print leaves the ring). The `n`th print of the market
+ * (from 0) sits at `n` modulo the room: the room grows only while no print has wrapped, and `n` is its id's last part.
  */
 class RecentTrades {
   private ts = new Float64Array(FIRST_ROOM)
   private prices = new Float64Array(FIRST_ROOM)
   private amounts = new Float64Array(FIRST_ROOM)
   private sells = new Uint8Array(FIRST_ROOM)
-  /** How many prints came before each (its id's last part): unique within the market, however long the tape. */
-  private seqs = new Float64Array(FIRST_ROOM)
   private made: Array<Trade | undefined> | undefined
-  /** How many are kept. */
-  private kept = 0
-  /** Where the next print goes. */
-  private next = 0
   /** Prints added since the start. */
   private added = 0
   constructor(private readonly nativeId: string) {}
   /** How many are kept. */
   get size(): number {
-    return this.kept
+    return Math.min(this.added, MAX_TRADES)
   }
   add(ts: number, price: F.Fixed, amount: F.Fixed, takerSide: "buy" | "sell"): void {
-    if (this.kept === this.ts.length && this.kept < MAX_TRADES) this.grow()
-    const at = this.next
+    if (this.added === this.ts.length && this.added < MAX_TRADES) this.grow()
+    const at = this.added % this.ts.length
     this.ts[at] = ts
     this.prices[at] = price
     this.amounts[at] = amount
     this.sells[at] = takerSide === "sell" ? 1 : 0
-    this.seqs[at] = this.added++
     if (this.made !== undefined) this.made[at] = undefined
-    if (this.kept < MAX_TRADES) this.kept += 1
-    this.next = (at + 1) % this.ts.length
+    this.added += 1
   }
-  /**
-   * Twice the room (at most `MAX_TRADES`), the kept prints where they were: a ring that grows has never wrapped, so
-   * they fill its first places and the next goes after them.
-   */
+  /** Twice the room (at most `MAX_TRADES`), the kept prints where they were. */
   private grow(): void {
     const room = Math.min(MAX_TRADES, this.ts.length * 2)
-    this.next = this.kept
-    const wider = <A extends Float64Array | Uint8Array>(column: A, make: (n: number) => A): A => {
-      const out = make(room)
-      out.set(column)
-      return out
-    }
-    this.ts = wider(this.ts, (n) => new Float64Array(n))
-    this.prices = wider(this.prices, (n) => new Float64Array(n))
-    this.amounts = wider(this.amounts, (n) => new Float64Array(n))
-    this.sells = wider(this.sells, (n) => new Uint8Array(n))
-    this.seqs = wider(this.seqs, (n) => new Float64Array(n))
+    this.ts = widened(this.ts, new Float64Array(room))
+    this.prices = widened(this.prices, new Float64Array(room))
+    this.amounts = widened(this.amounts, new Float64Array(room))
+    this.sells = widened(this.sells, new Uint8Array(room))
     this.made?.push(...Array.from({ length: room - this.made.length }, () => undefined))
-  }
-  /** Where the print `k` places back from the newest sits (1 the newest). */
-  private slot(k: number): number {
-    const room = this.ts.length
-    return (this.next - k + room) % room
   }
   /** The newest print's price, null when none. */
   latestPrice(): F.Fixed | null {
-    return this.kept === 0 ? null : (this.prices[this.slot(1)]! as F.Fixed)
+    return this.added === 0 ? null : (this.prices[(this.added - 1) % this.ts.length]! as F.Fixed)
   }
   /** Newest first. */
   list(): Array<Trade> {
     const made = (this.made ??= Array.from({ length: this.ts.length }, () => undefined))
     const out: Array<Trade> = []
-    for (let k = 1; k <= this.kept; k++) {
-      const i = this.slot(k)
+    for (let n = this.added - 1; n >= this.added - this.size; n--) {
+      const i = n % this.ts.length
       let trade = made[i]
       if (trade === undefined) {
         trade = {
-          id: `${this.nativeId}-${this.ts[i]!}-${this.seqs[i]!}`,
+          id: `${this.nativeId}-${this.ts[i]!}-${n}`,
           ts: this.ts[i]!,
           price: this.prices[i]! as F.Fixed,
           amount: this.amounts[i]! as F.Fixed,
