@@ -303,6 +303,7 @@ export const makeTapeVenue = (header: TapeHeader) =>
       now: {
         market: (nativeId) => markets.get(nativeId),
         placeOrder: (r, now) => placeNow(r, now, false),
+        cancelOrder: (id, now) => answerNow(model.cancel(id, now), false),
         touch: (nativeId) => {
           const parts = byNativeId.get(nativeId)
           return parts === undefined ? undefined : touchNow(parts)

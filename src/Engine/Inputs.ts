@@ -8,7 +8,7 @@ import { completeIfQuiet, drop, endsNow, persist, save, takeAmounts } from "./Pa
 import { admit, childNumberOf, clientIdOf, end, execute, place, retryLater } from "./Placement.ts"
 import { type ChildRecord, childOf, type Driver, kindOf, type Runtime } from "./Runtime.ts"
 import { andThen, atNow, each, type Rest } from "./Rest.ts"
-import { dueById, quotesOf, rewatch, viewOf, wakeFor } from "./Wake.ts"
+import { dueById, quotesOf, rewatch, viewNow, viewOf, wakeFor } from "./Wake.ts"
 import * as Id from "../Domain/Ids.ts"
 
 /**
@@ -21,14 +21,16 @@ export const feed = (d: Driver, rt: Runtime, input: Input, now: number, savedAft
   const lazy = input._tag === "Market" || rt.ending !== null ? undefined : d.lazyBands.get(rt.id)
   if (lazy === undefined) return stepped(d, rt, input, now, savedAfter)
   // The market as it is now, first, if it left a lazy band since the parent last saw it.
-  return Effect.flatMap(viewOf(d, rt.marketId), (view) =>
-    atNow((t) => {
-      if (view === undefined || !lazy.some((b) => wakes(b, view))) return stepped(d, rt, input, t, savedAfter)
-      return andThen(feed(d, rt, { _tag: "Market", ts: input.ts, view }, t, savedAfter), t, (t2) =>
-        rt.done ? undefined : stepped(d, rt, input, t2, savedAfter)
-      )
-    })
-  )
+  const withView = (view: MarketView | undefined, t: number): Rest => {
+    if (view === undefined || !lazy.some((b) => wakes(b, view))) return stepped(d, rt, input, t, savedAfter)
+    return andThen(feed(d, rt, { _tag: "Market", ts: input.ts, view }, t, savedAfter), t, (t2) =>
+      rt.done ? undefined : stepped(d, rt, input, t2, savedAfter)
+    )
+  }
+  const view = viewNow(d, rt.marketId)
+  return view === null
+    ? Effect.flatMap(viewOf(d, rt.marketId), (read) => atNow((t) => withView(read, t)))
+    : withView(view, now)
 }
 
 /** The core's step on an input, and its commands carried out. */

@@ -15,13 +15,15 @@ import { currentRetry, traced } from "../Telemetry/Telemetry.ts"
 const MAX_RETRIES = 5
 const RETRY_BASE_MS = 200
 
-const cancelChild = (d: Driver, child: ChildRecord): Rest =>
-  child.orderId === null || child.status === "done"
-    ? undefined
-    : d.desk.cancelChild(child.orderId).pipe(
-        Effect.asVoid,
-        Effect.catchAll((e) => Effect.logWarning(`cancel of child ${child.orderId} failed: ${e.message}`))
-      )
+/** Pulls a live child at `now`: in plain code where the desk can cancel at once (`Desk.cancelChildNow`). */
+const cancelChild = (d: Driver, child: ChildRecord, now: number): Rest => {
+  const id = child.orderId
+  if (id === null || child.status === "done") return undefined
+  const failed = (e: ApiError) => Effect.logWarning(`cancel of child ${id} failed: ${e.message}`)
+  const answered = d.desk.cancelChildNow(id, now)
+  if (answered === undefined) return d.desk.cancelChild(id).pipe(Effect.asVoid, Effect.catchAll(failed))
+  return answered instanceof ApiError ? failed(answered) : undefined
+}
 
 /** Stops the parent: no child is placed from now on, live children are pulled. */
 export const end = (
@@ -40,7 +42,7 @@ export const end = (
   d.sleeping.delete(rt.id)
   return andThen(save(d, rt, now), now, (t) =>
     andThen(
-      each(liveChildren(rt), t, (child) => cancelChild(d, child)),
+      each(liveChildren(rt), t, (child, t2) => cancelChild(d, child, t2)),
       t,
       (t2) => completeIfQuiet(d, rt, t2)
     )
@@ -275,7 +277,7 @@ const carryOut = (d: Driver, rt: Runtime, command: Command, pending: News, news:
       const child = childOf(rt, command.child)
       // A cancel after a placement that did not happen: the state is written before it goes out.
       const written = d.stateAhead.has(rt.id) ? persist(d, rt, now) : undefined
-      return child === undefined ? written : andThen(written, now, () => cancelChild(d, child))
+      return child === undefined ? written : andThen(written, now, (t) => cancelChild(d, child, t))
     }
     case "SetTimer":
       if (rt.ending === null) {

@@ -43,6 +43,16 @@ export const rewatch = (d: Driver, rt: Runtime) => {
   }
 }
 
+/**
+ * `viewOf` in plain code, from a venue in this process that answers the touch itself; `null` when the venue must be
+ * asked (then `viewOf` reads it).
+ */
+export const viewNow = (d: Driver, marketId: Id.MarketId): MarketView | undefined | null => {
+  const venue = d.gateway.venue(Id.venueOf(marketId))
+  if (venue === undefined) return undefined
+  return venue.now?.touch?.(Id.nativeOf(marketId)) ?? null
+}
+
 /** The market as the venue shows it now (best bid, best ask, last trade); undefined when it cannot be read. */
 export const viewOf = Effect.fnUntraced(function* (d: Driver, marketId: Id.MarketId) {
   const venue = d.gateway.venue(Id.venueOf(marketId))

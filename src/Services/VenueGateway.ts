@@ -141,6 +141,8 @@ export interface VenueNow {
    * publishes it; the answer's events are fills and changes of the order placed.
    */
   readonly placeOrder: (request: PlaceOrderRequest, now: number) => VenueOrder | VenueError
+  /** As `cancelOrder` at `now`, its answer given as `placeOrder`'s is (what it reports comes with the order). */
+  readonly cancelOrder?: (venueOrderId: string, now: number) => VenueOrder | VenueError
   /**
    * The market's best bid, best ask (YES prices) and last trade price now, as `book` and `trades` would give them,
    * without copying either; undefined for a market the venue does not have.

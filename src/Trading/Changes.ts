@@ -4,7 +4,7 @@ import { ApiError } from "../Domain/Errors.ts"
 import * as F from "../Domain/Fixed.ts"
 import { accountId, type Order, TERMINAL } from "../Domain/Order.ts"
 import { fromVenueError } from "../Domain/VenueErrors.ts"
-import type { Venue, VenueOrder } from "../Services/VenueGateway.ts"
+import { type Venue, VenueError, type VenueOrder } from "../Services/VenueGateway.ts"
 import type { Held } from "./Held.ts"
 import { checkPrice } from "./Placement.ts"
 import * as Id from "../Domain/Ids.ts"
@@ -37,6 +37,34 @@ export const cancelAtVenue = Effect.fnUntraced(function* (c: Changing, order: Or
   yield* c.applySnapshot(c.memory.lookup(order.id)!, answer.right)
   return c.memory.lookup(order.id)!
 })
+
+/** What cancelling in plain code needs of the desk: its memory, the handle trading for an account, its plain writes. */
+export interface ChangingNow {
+  readonly memory: Held
+  readonly tradingOrError: (account: string) => Venue | ApiError
+  readonly applyAnswer: (venue: string, answer: VenueOrder) => void
+  readonly applySnapshot: (order: Order, snapshot: VenueOrder) => void
+}
+
+/**
+ * `cancelAtVenue` in plain code, on a venue that cancels in process (`Venue.now.cancelOrder`): the same answer and
+ * writes. Undefined, with nothing done, on any other venue.
+ */
+export const cancelAtVenueNow = (c: ChangingNow, order: Order, now: number): Order | ApiError | undefined => {
+  if (TERMINAL.has(order.status) || order.venueOrderId === null) return order
+  const venue = c.tradingOrError(accountId(order.account))
+  if (venue instanceof ApiError) return venue
+  const cancelNow = venue.now?.cancelOrder
+  if (cancelNow === undefined) return undefined
+  const answer = cancelNow(order.venueOrderId, now)
+  if (answer instanceof VenueError) {
+    const current = c.memory.lookup(order.id)!
+    return TERMINAL.has(current.status) ? current : fromVenueError(answer)
+  }
+  c.applyAnswer(order.venue, answer)
+  c.applySnapshot(c.memory.lookup(order.id)!, answer)
+  return c.memory.lookup(order.id)!
+}
 
 /** Changes a live order's price or amount at its venue, checked against the market's grid and what is filled. */
 export const amendAtVenue = (

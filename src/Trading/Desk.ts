@@ -20,7 +20,7 @@ import {
 } from "../Services/VenueGateway.ts"
 import { Held, OPEN_STATUSES, type ParentHolder } from "./Held.ts"
 import { ChildUpdates } from "./ChildUpdates.ts"
-import { amendAtVenue, cancelAtVenue, type Changing } from "./Changes.ts"
+import { amendAtVenue, cancelAtVenue, cancelAtVenueNow, type Changing, type ChangingNow } from "./Changes.ts"
 import { Journal } from "./Journal.ts"
 import { makeLock } from "./Lock.ts"
 import { byClientId, byClientIdNow, type Lookups, matches, orderOrNotFound, withChildIds } from "./Lookups.ts"
@@ -666,6 +666,15 @@ const makeDesk = (config: DeskConfig) =>
 
     const changing: Changing = { memory, tradingOf, orderOr404, applyAnswer, applySnapshot }
     const cancelOne = (order: Order) => cancelAtVenue(changing, order)
+    const changingNow: ChangingNow | undefined =
+      placingNow === undefined
+        ? undefined
+        : {
+            memory,
+            tradingOrError,
+            applyAnswer: placingNow.applyAnswer,
+            applySnapshot: placingNow.applySnapshot
+          }
 
     const timeoutMs = config.placementTimeoutMs ?? 15_000
     const remoteDesk: RemoteDesk = {
@@ -849,6 +858,17 @@ const makeDesk = (config: DeskConfig) =>
       /** Pulls an engine's child: on a remote venue the cancel is queued in its lane and not waited for. */
       cancelChild: (id: string) =>
         Effect.flatMap(orderOr404(id), (order) => cancelAnywhere(order, false)).pipe(Effect.uninterruptible),
+      /**
+       * `cancelChild` in plain code at `now`, where `placeNow` could place: a child the desk holds in memory, on a venue
+       * that cancels in process, with the desk's lock free. The same writes and answer; undefined, with nothing done,
+       * when it cannot.
+       */
+      cancelChildNow: (id: string, now: number): Order | ApiError | undefined => {
+        if (changingNow === undefined || !plainNow()) return undefined
+        const order = memory.lookup(id)
+        if (order === undefined || remoteOrder(order)) return undefined
+        return serialized.now(() => cancelAtVenueNow(changingNow, order, now))
+      },
       cancelAll: (filter: OrderFilter) =>
         Effect.gen(function* () {
           const live = memory.liveOrders().filter((o) => matches(o, filter))

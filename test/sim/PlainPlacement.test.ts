@@ -7,6 +7,7 @@ import { replay, type RunContext, Scenario, simWiring, type Wiring } from "../..
 import { TapeBook } from "../../sim/TapeBook.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { ApiError } from "../../src/Domain/Errors.ts"
+import { OrderStore } from "../../src/Services/OrderStore.ts"
 import { VenueGateway } from "../../src/Services/VenueGateway.ts"
 import * as Id from "../../src/Domain/Ids.ts"
 import type { Order } from "../../src/Domain/Order.ts"
@@ -117,7 +118,7 @@ describe("placing on a tape venue in plain code", () => {
   it.live(
     "property: any scenario of engine and plain orders gives the same log either way, refusals included",
     () => {
-      const seen = { children: 0, fills: 0, refused: 0 }
+      const seen = { children: 0, fills: 0, refused: 0, canceled: 0 }
       return Effect.promise(() =>
         fc
           .assert(
@@ -150,15 +151,17 @@ describe("placing on a tape venue in plain code", () => {
                 seen.fills += plain.summary.fills
                 seen.refused += (plain.log.match(/"kind":"order\.rejected"/g) ?? []).length
                 seen.refused += plain.summary.orders.refused.length
+                seen.canceled += (plain.log.match(/"kind":"order\.canceled"/g) ?? []).length
               }
             ),
             { numRuns: 10 }
           )
           .then(() => {
-            // The runs placed children, filled some and had some refused: each path was taken.
+            // The runs placed children, filled some, had some refused and pulled some: each path was taken.
             assert.isAbove(seen.children, 5)
             assert.isAbove(seen.fills, 0)
             assert.isAbove(seen.refused, 0)
+            assert.isAbove(seen.canceled, 0)
           })
       )
     },
@@ -217,6 +220,29 @@ describe("placing on a tape venue in plain code", () => {
           assert.isNull(engine.childrenNow(now))
         })
       )
+  )
+
+  it.live("pulls a child in plain code: the venue's answer applied with it, published nowhere else", () =>
+    atTheEnd((run, market, now) =>
+      Effect.gen(function* () {
+        const desk = Context.get(run.context, Desk)
+        const venue = Context.get(run.context, VenueGateway).handles[0] as TapeVenue
+        const queue = yield* venue.subscribe
+        const order = { account: "sim:default", market_id: market, side: "buy" as const, type: "limit" as const }
+        const placed = desk.placeNow({ ...order, amount: "3", price: "0.02" }, "test", now) as { order: Order }
+        const canceled = desk.cancelChildNow(placed.order.id, now)
+        assert.isFalse(canceled === undefined || canceled instanceof ApiError)
+        assert.strictEqual((canceled as Order).status, "canceled")
+        assert.strictEqual((yield* desk.get(placed.order.id))!.status, "canceled")
+        assert.isTrue(yield* queue.isEmpty)
+        // Pulled again, it answers the order as it is; an order the desk does not hold is left to Effects.
+        assert.strictEqual((desk.cancelChildNow(placed.order.id, now) as Order).status, "canceled")
+        assert.isUndefined(desk.cancelChildNow("o_999999", now))
+        // The journal holds its cancel once.
+        const events = yield* Context.get(run.context, OrderStore).eventsAfter(0, 1_000_000, "order.canceled")
+        assert.strictEqual(events.filter((e) => e.key === placed.order.id).length, 1)
+      })
+    )
   )
 
   it.live("answers at once with the lock free and no rule that reads the market; else leaves it to Effects", () =>
