@@ -597,11 +597,11 @@ export const backtest = (options: BacktestOptions) =>
     const result = yield* replay({
       tape: options.tape,
       keepLog: false,
-      onLog: (lines) => {
-        const fills = lines.includes('"kind":"fill.new"')
-        const settles = lines.includes('"kind":"position.settled"')
+      onLogBytes: (bytes) => {
+        const fills = bytes.includes('"kind":"fill.new"')
+        const settles = bytes.includes('"kind":"position.settled"')
         if (!fills && !settles) return
-        for (const line of lines.split("\n")) {
+        for (const line of bytes.toString("utf8").split("\n")) {
           if (fills && line.includes('"kind":"fill.new"')) fillPayloads.push(JSON.parse(line).payload)
           else if (settles && line.includes('"kind":"position.settled"')) settlements.push(JSON.parse(line).payload)
         }

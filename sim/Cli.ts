@@ -114,7 +114,9 @@ const replayCommand = Command.make(
           orders,
           seed: o.seed,
           keepLog: false,
-          onLog: (lines) => void writeSync(fd, lines),
+          onLogBytes: (lines) => {
+            for (let at = 0; at < lines.length;) at += writeSync(fd, lines, at)
+          },
           onProgress: (done, total) => {
             const pct = Math.floor((done / total) * 100)
             if (pct >= shown + 10 || done === total) {

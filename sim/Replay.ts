@@ -1,6 +1,5 @@
 /** Replay: the engine and a tape-fed venue over a tape on a discrete-event clock, with a scenario of orders. */
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
-import { createHash } from "node:crypto"
 import * as F from "../src/Domain/Fixed.ts"
 import type { OrderRequest } from "../src/Domain/OrderRequest.ts"
 import { serverServices } from "../src/Assembly.ts"
@@ -19,6 +18,7 @@ import type { TapeEvent, TapeHeader } from "./Tape.ts"
 import { streamTapeText, type TapeStream } from "./TapeStream.ts"
 import { DiscreteClock } from "./DiscreteClock.ts"
 import { DrainScheduler } from "./DrainScheduler.ts"
+import { makeEventLog } from "./EventLog.ts"
 import { makeTapeVenue, type TapeVenue } from "./TapeVenue.ts"
 import * as Id from "../src/Domain/Ids.ts"
 
@@ -176,6 +176,11 @@ export interface ReplayOptions {
   readonly keepLog?: boolean
   /** Receives the event log as it is written, a few lines at a time, each line ending in "\n". */
   readonly onLog?: (lines: string) => void
+  /**
+   * The same as UTF-8 bytes, for a writer or a scan that needs no text: a view of a buffer the next lines write over,
+   * to be used before returning.
+   */
+  readonly onLogBytes?: (lines: Buffer) => void
   /** Filled with where the run's time went, when given. */
   readonly timings?: ReplayTimings
   readonly hooks?: ReplayHooks
@@ -351,23 +356,18 @@ export const replay = (options: ReplayOptions) => {
     const marks = { from: 0, viewFrom: 0 }
     let wokenSeen = engine.stats().woken
     // The event log, hashed (and handed on) as the journal grows: whatever ran since the last look is written.
-    const hash = createHash("sha256")
-    const keep = options.keepLog ?? true
-    const kept: Array<string> = []
-    let journalSeen = 0
+    const eventLog = makeEventLog({
+      keep: options.keepLog ?? true,
+      onLog: options.onLog,
+      onLogBytes: options.onLogBytes
+    })
     let dirty = false
     const writeLog = Effect.gen(function* () {
       dirty = false
       for (;;) {
-        const batch = yield* store.eventsAfter(journalSeen, 4096)
+        const batch = yield* store.eventsAfter(eventLog.count(), 4096)
         if (batch.length === 0) return
-        journalSeen += batch.length
-        let lines = ""
-        for (const e of batch)
-          lines += JSON.stringify({ seq: e.seq, ts: e.ts, kind: e.kind, key: e.key, payload: e.payload }) + "\n"
-        hash.update(lines)
-        if (keep) kept.push(lines)
-        options.onLog?.(lines)
+        eventLog.write(batch)
       }
     })
     let i = 0
@@ -494,13 +494,7 @@ export const replay = (options: ReplayOptions) => {
     yield* settle
     if (hooks.end !== undefined) yield* hooks.end(run)
     yield* writeLog
-    // A log with no event is one empty line, as it always was.
-    if (journalSeen === 0) {
-      hash.update("\n")
-      if (keep) kept.push("\n")
-      options.onLog?.("\n")
-    }
-    const log = kept.join("")
+    const { log, sha256 } = eventLog.finish()
     const all = yield* desk.list({})
     const byStatus: Record<string, number> = {}
     for (const o of all) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1
@@ -518,8 +512,8 @@ export const replay = (options: ReplayOptions) => {
         realized_pnl: F.format(p.realized),
         fees: F.format(p.fees)
       })),
-      journal_events: journalSeen,
-      events_sha256: hash.digest("hex")
+      journal_events: eventLog.count(),
+      events_sha256: sha256
     }
     yield* Scope.close(scope, Exit.void)
     return { log, summary }
