@@ -2,9 +2,10 @@
  * A replay's event log as it is written: each journal event one line of JSON, in seq order, hashed with sha256 as it
  * goes, handed on and kept as asked.
  *
- * A batch's lines are written as UTF-8 into one buffer that is reused from batch to batch, and the hash reads the
- * bytes. Hashing the batch as one string instead first copies the string of its lines into a flat string of their
- * own: for a batch of a few thousand events that copy cost as much as making the lines.
+ * A batch's lines are written as UTF-8 into one buffer that is reused from batch to batch (handed on every 256 kB, so
+ * it stays that small), and the hash reads the bytes. Hashing the batch as one string instead first copies the string
+ * of its lines into a flat string of their own: for a batch of a few thousand events that copy cost as much as making
+ * the lines.
  */
 import { createHash } from "node:crypto"
 import type { JournalEvent } from "../src/Services/OrderStore.ts"
@@ -29,6 +30,9 @@ export interface EventLog {
   /** Ends the log: a log with no event is one empty line. Answers the log when kept (else "") and its sha256. */
   readonly finish: () => { readonly log: string; readonly sha256: string }
 }
+
+/** Lines are handed on once this many bytes of them are written, so the buffer stays small however large a batch. */
+const CHUNK_BYTES = 1 << 18
 
 export const makeEventLog = (options: EventLogOptions): EventLog => {
   const hash = createHash("sha256")
@@ -62,9 +66,13 @@ export const makeEventLog = (options: EventLogOptions): EventLog => {
         room(used, used + line.length * 3 + 1)
         used += bytes.write(line, used)
         bytes[used++] = 0x0a
+        if (used >= CHUNK_BYTES) {
+          written(used)
+          used = 0
+        }
       }
       count += events.length
-      written(used)
+      if (used > 0) written(used)
     },
     count: () => count,
     finish: () => {

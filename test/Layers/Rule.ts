@@ -39,7 +39,7 @@ export const LEVELS: ReadonlyArray<ReadonlyArray<string>> = [
   ["src/Cli"],
   ["src/main"],
   // the simulator: tapes and what reads them, then the drivers that run the server's layers over them
-  ["sim/Tape", "sim/DiscreteClock", "sim/DrainScheduler", "sim/Strategy", "sim/StrategyLoader"],
+  ["sim/Tape", "sim/DiscreteClock", "sim/DrainScheduler", "sim/EventLog", "sim/Strategy", "sim/StrategyLoader"],
   ["sim/TapeBook", "sim/TapeStream", "sim/ArrowTape", "sim/Generator", "sim/convert", "sim/examples"],
   ["sim/TapeVenue", "sim/History"],
   ["sim/Replay"],
