@@ -15,14 +15,20 @@ import { currentRetry, traced } from "../Telemetry/Telemetry.ts"
 const MAX_RETRIES = 5
 const RETRY_BASE_MS = 200
 
+const cancelFailed = (id: string, e: ApiError) => Effect.logWarning(`cancel of child ${id} failed: ${e.message}`)
+
 /** Pulls a live child at `now`: in plain code where the desk can cancel at once (`Desk.cancelChildNow`). */
 const cancelChild = (d: Driver, child: ChildRecord, now: number): Rest => {
   const id = child.orderId
   if (id === null || child.status === "done") return undefined
-  const failed = (e: ApiError) => Effect.logWarning(`cancel of child ${id} failed: ${e.message}`)
   const answered = d.desk.cancelChildNow(id, now)
-  if (answered === undefined) return d.desk.cancelChild(id).pipe(Effect.asVoid, Effect.catchAll(failed))
-  return answered instanceof ApiError ? failed(answered) : undefined
+  if (answered === undefined) {
+    return d.desk.cancelChild(id).pipe(
+      Effect.asVoid,
+      Effect.catchAll((e) => cancelFailed(id, e))
+    )
+  }
+  return answered instanceof ApiError ? cancelFailed(id, answered) : undefined
 }
 
 /** Stops the parent: no child is placed from now on, live children are pulled. */

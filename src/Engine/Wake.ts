@@ -55,12 +55,11 @@ export const viewNow = (d: Driver, marketId: Id.MarketId): MarketView | undefine
 
 /** The market as the venue shows it now (best bid, best ask, last trade); undefined when it cannot be read. */
 export const viewOf = Effect.fnUntraced(function* (d: Driver, marketId: Id.MarketId) {
-  const venue = d.gateway.venue(Id.venueOf(marketId))
-  if (venue === undefined) return undefined
-  const nativeId = Id.nativeOf(marketId)
   // A venue in this process answers the touch itself, with no copy of its book or its trades.
-  const touch = venue.now?.touch?.(nativeId)
-  if (touch !== undefined) return touch satisfies MarketView
+  const known = viewNow(d, marketId)
+  if (known !== null) return known
+  const venue = d.gateway.venue(Id.venueOf(marketId))!
+  const nativeId = Id.nativeOf(marketId)
   const book = yield* venue.book(nativeId).pipe(Effect.orElseSucceed(() => undefined))
   if (book === undefined) return undefined
   // A venue that streams the market keeps its last trade from the stream; any other is asked.
