@@ -83,7 +83,7 @@ export const mixedParents = (
             ...base,
             params: {
               legs: [
-                { type: "limit", price: passive },
+                { type: "limit", side, price: passive },
                 { type: "stop_market", stop_price: buy ? px(ask + away) : px(bid - away), side }
               ]
             }
@@ -121,6 +121,7 @@ export interface Throughput {
   readonly inputs: number
   /** Inputs inside the timed window (from the first progress report after the parents were placed). */
   readonly timedInputs: number
+  /** Parents placed: every one of the scenario's (a refusal fails the run). */
   readonly liveAtStart: number
   readonly liveAtEnd: number
   /** Parents woken per market view. */
@@ -156,12 +157,14 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
   const timings = replayTimings(() => performance.now())
   const segments = () => structuredClone({ own: timings.own, woken: timings.woken, scheduled: timings.scheduled })
   let atStart = segments()
-  await Effect.runPromise(
+  const { summary } = await Effect.runPromise(
     replay({
       tape,
       orders,
       seed: 1,
       startingCash: "1000000000",
+      // As `sim replay` and backtests run: the log is hashed and handed on as it is written, not kept whole.
+      keepLog: false,
       timings,
       onProgress: (done, total) => {
         if (start === 0 && done > first) {
@@ -186,6 +189,11 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
       }
     })
   )
+  // A refused parent would leave the window with fewer live parents than it claims.
+  if (summary.orders.refused.length > 0) {
+    const first = summary.orders.refused[0]!
+    throw new Error(`${summary.orders.refused.length} scenario orders refused, first: ${first.code} ${first.message}`)
+  }
   const bare = timeBoth(3, () => {
     const books = new Map<string, TapeBook>()
     for (const e of tape.events) {

@@ -32,7 +32,8 @@ const services = (tape: Tape, store: Layer.Layer<OrderStore>, scope: Scope.Scope
 const place = (context: Context.Context<Desk | Engine>, tape: Tape, count: number, markets?: ReadonlyArray<string>) =>
   Effect.forEach(
     mixedParents(tape, count, 0, markets),
-    (item) => Effect.either(submitOrder(item.order, "sim:default", "bench").pipe(Effect.provide(context))),
+    // A refusal fails the bench: a figure of fewer parents than it names would say nothing.
+    (item) => Effect.orDie(submitOrder(item.order, "sim:default", "bench").pipe(Effect.provide(context))),
     { discard: true }
   )
 
