@@ -191,8 +191,8 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
   )
   // A refused parent would leave the window with fewer live parents than it claims.
   if (summary.orders.refused.length > 0) {
-    const first = summary.orders.refused[0]!
-    throw new Error(`${summary.orders.refused.length} scenario orders refused, first: ${first.code} ${first.message}`)
+    const one = summary.orders.refused[0]!
+    throw new Error(`${summary.orders.refused.length} scenario orders refused, first: ${one.code} ${one.message}`)
   }
   const bare = timeBoth(3, () => {
     const books = new Map<string, TapeBook>()
