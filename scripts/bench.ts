@@ -15,6 +15,7 @@ import { largestParentFigures } from "./bench/largest.ts"
 import { matchingFigures } from "./bench/matching.ts"
 import { parentFigures } from "./bench/parents.ts"
 import { serverFigures } from "./bench/server.ts"
+import { simFigures } from "./bench/sim.ts"
 import { startupFigures } from "./bench/startup.ts"
 import { sweepFigures } from "./bench/sweep.ts"
 import { tracingFigures } from "./bench/tracing.ts"
@@ -33,8 +34,8 @@ const report = (f: Figure) => {
 const progress = (what: string) => process.stderr.write(`bench: ${what}…\n`)
 /**
  * The sections to run: names given as arguments (`npm run bench -- replay sweep`) or in `BENCH_ONLY` (comma-separated),
- * else all of them. Sections: cores, largest, engine, replay, tapes, parents, matching, startup, history, sweep, desk,
- * isolation, server, tracing, venues.
+ * else all of them. Sections: cores, largest, engine, replay, tapes, sim, parents, matching, startup, history, sweep,
+ * desk, isolation, server, tracing, venues.
  */
 const only = new Set(
   [...process.argv.slice(2), ...(process.env["BENCH_ONLY"] ?? "").split(",")].map((s) => s.trim()).filter((s) => s)
@@ -231,6 +232,12 @@ if (want("replay")) {
 if (want("tapes")) {
   progress("tapes")
   for (const f of await tapeFigures()) report(f)
+}
+
+// 3c. The simulator's makers: the tape generator against bare books, the sim venue's step against the generator's.
+if (want("sim")) {
+  progress("generator and sim venue")
+  for (const f of simFigures()) report(f)
 }
 
 // 4. Restore from SQLite, heap per live parent, reaction time.

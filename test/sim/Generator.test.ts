@@ -143,20 +143,4 @@ describe("generateTape", () => {
     expect(() => generateTape({ seed: 1, markets: 1, durationS: -1 })).toThrow(/durationS/)
     expect(() => generateTape({ seed: 1, markets: 1, durationS: 1, stepMs: 0 })).toThrow(/stepMs/)
   })
-
-  const long = process.env["CROSSBOOK_LONG"] === "1"
-  it(`generates and formats events fast (${long ? "1,000,000" : "about 250,000"} events)`, () => {
-    const durationS = long ? 20_000 : 4_000
-    const t0 = performance.now()
-    const { header, events } = generateTape({ seed: 3, markets: 10, durationS })
-    const t1 = performance.now()
-    const text = formatTape(header, events)
-    const t2 = performance.now()
-    const perSecond = Math.round(events.length / ((t1 - t0) / 1000))
-    console.info(
-      `generator: ${events.length} events in ${Math.round(t1 - t0)} ms (${perSecond}/s), formatted in ${Math.round(t2 - t1)} ms (${text.length} bytes)`
-    )
-    expect(events.length).toBeGreaterThan(long ? 900_000 : 200_000)
-    expect(t2 - t0).toBeLessThan(long ? 20_000 : 10_000)
-  })
 })

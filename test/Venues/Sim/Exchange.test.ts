@@ -513,15 +513,3 @@ describe("SimExchange property", () => {
     )
   })
 })
-
-describe("SimExchange speed", () => {
-  it("steps 24 markets in well under a millisecond", () => {
-    const ex = make(1)
-    ex.advanceTo(START + 200_000)
-    const steps = 3_000
-    const t0 = process.hrtime.bigint()
-    ex.advanceTo(START + 200_000 + steps * 1000)
-    const perStepUs = Number(process.hrtime.bigint() - t0) / 1000 / steps
-    expect(perStepUs).toBeLessThan(1000)
-  })
-})
