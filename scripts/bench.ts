@@ -3,10 +3,9 @@ import { Effect } from "effect"
 import { performance } from "node:perf_hooks"
 import { generateTape } from "../sim/Generator.ts"
 import { replay } from "../sim/Replay.ts"
-import { formatTape, parseTape, type TapeEvent } from "../sim/Tape.ts"
+import { formatTape, parseTape } from "../sim/Tape.ts"
 import { streamTapeText } from "../sim/TapeStream.ts"
-import { TapeBook } from "../sim/TapeBook.ts"
-import { cpuSeconds, type Figure, ratio, time, timeBoth } from "./bench/common.ts"
+import { applyToBareBooks, cpuSeconds, type Figure, ratio, time, timeBoth } from "./bench/common.ts"
 import { deskFigures } from "./bench/desk.ts"
 import { benchTape, throughput } from "./bench/engine.ts"
 import { historyFigures } from "./bench/history.ts"
@@ -186,18 +185,10 @@ if (want("replay")) {
   const generated = generateTape({ seed: 3, markets: 100, durationS: 600 })
   const text = formatTape(generated.header, generated.events)
   const events = generated.events.length
-  const applyAll = (tapeEvents: Iterable<TapeEvent>) => {
-    const books = new Map<string, TapeBook>()
-    for (const e of tapeEvents) {
-      let book = books.get(e.market)
-      if (book === undefined) books.set(e.market, (book = new TapeBook()))
-      book.apply(e)
-    }
-  }
   const gc = () => (globalThis as { gc?: () => void }).gc?.()
-  const bareTimes = timeBoth(3, () => applyAll(streamTapeText(text).events))
+  const bareTimes = timeBoth(3, () => applyToBareBooks(streamTapeText(text).events))
   gc()
-  const wholeTimes = timeBoth(3, () => applyAll(parseTape(text).events))
+  const wholeTimes = timeBoth(3, () => applyToBareBooks(parseTape(text).events))
   gc()
   const bare = bareTimes.wall
   const run = () => Effect.runPromise(replay({ tape: text, orders: [], seed: 1 })).then(() => undefined)

@@ -2,6 +2,8 @@
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { buildCli } from "../build.ts"
+import type { TapeEvent } from "../../sim/Tape.ts"
+import { TapeBook } from "../../sim/TapeBook.ts"
 
 export interface Figure {
   readonly name: string
@@ -59,6 +61,17 @@ export const timeAsync = async (rounds: number, run: () => Promise<void>): Promi
     best = Math.min(best, (performance.now() - start) / 1000)
   }
   return best
+}
+
+/** The baseline of the tape benches: each event applied to a bare book of its market, and nothing else. */
+export const applyToBareBooks = (events: Iterable<TapeEvent>): Map<string, TapeBook> => {
+  const books = new Map<string, TapeBook>()
+  for (const e of events) {
+    let book = books.get(e.market)
+    if (book === undefined) books.set(e.market, (book = new TapeBook()))
+    book.apply(e)
+  }
+  return books
 }
 
 export const ratio = (value: number, baseline: number): number => Number((value / baseline).toFixed(4))

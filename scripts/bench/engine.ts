@@ -11,7 +11,7 @@ import { TapeBook } from "../../sim/TapeBook.ts"
 import * as F from "../../src/Domain/Fixed.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import { COMPLEX_TYPES } from "../../src/Engine/Registry.ts"
-import { cpuSeconds, timeBoth } from "./common.ts"
+import { applyToBareBooks, cpuSeconds, timeBoth } from "./common.ts"
 
 export interface Tape {
   readonly header: TapeHeader
@@ -194,14 +194,7 @@ export const throughput = async (tape: Tape, parents: number): Promise<Throughpu
     const one = summary.orders.refused[0]!
     throw new Error(`${summary.orders.refused.length} scenario orders refused, first: ${one.code} ${one.message}`)
   }
-  const bare = timeBoth(3, () => {
-    const books = new Map<string, TapeBook>()
-    for (const e of tape.events) {
-      let book = books.get(e.market)
-      if (book === undefined) books.set(e.market, (book = new TapeBook()))
-      book.apply(e)
-    }
-  })
+  const bare = timeBoth(3, () => applyToBareBooks(tape.events))
   const ms = end - start
   const own = { ms: timings.own.ms - atStart.own.ms, events: timings.own.events - atStart.own.events }
   const woken = {

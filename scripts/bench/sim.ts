@@ -5,24 +5,14 @@
  */
 import { performance } from "node:perf_hooks"
 import { generateTape } from "../../sim/Generator.ts"
-import { formatTape, type TapeEvent } from "../../sim/Tape.ts"
-import { TapeBook } from "../../sim/TapeBook.ts"
+import { formatTape } from "../../sim/Tape.ts"
 import { SimExchange } from "../../src/Venues/Sim/Exchange.ts"
-import { type Figure, ratio, time } from "./common.ts"
+import { applyToBareBooks, type Figure, ratio, time } from "./common.ts"
 
 const START = Date.UTC(2026, 11, 1, 14, 0, 0)
 /** The embedded venue's catalog: 24 markets, each stepped once a second. */
 const MARKETS = 24
 const STEPS = 3_000
-
-const applyAll = (events: ReadonlyArray<TapeEvent>) => {
-  const books = new Map<string, TapeBook>()
-  for (const e of events) {
-    let book = books.get(e.market)
-    if (book === undefined) books.set(e.market, (book = new TapeBook()))
-    book.apply(e)
-  }
-}
 
 export const simFigures = (): ReadonlyArray<Figure> => {
   // About 200,000 events: ten markets over 4,000 seconds.
@@ -30,7 +20,7 @@ export const simFigures = (): ReadonlyArray<Figure> => {
   const generated = generateTape(options)
   const events = generated.events.length
   const generating = time(3, () => void generateTape(options))
-  const applying = time(3, () => applyAll(generated.events))
+  const applying = time(3, () => applyToBareBooks(generated.events))
   const formatting = time(3, () => void formatTape(generated.header, generated.events))
 
   // The sim venue's steps, each of all its markets, on a warm exchange (its first 200 steps untimed); best of three.
