@@ -51,14 +51,15 @@ const Drawn = fc.record({
 type DrawnOrder = typeof Drawn extends fc.Arbitrary<infer A> ? A : never
 
 /**
- * A scenario that takes every path the property counts, whatever the draws: a twap selling behind the touch (children,
- * and its unfilled slices cancelled at each next slice time), an oco whose stop leg is already through the market
- * (refused) and an iceberg at the touch (fills).
+ * A scenario that takes every path the property counts, whatever the draws: a twap selling behind the touch (its
+ * unfilled slices cancelled at each next slice time), an oco resting behind with its stop above (children), an iceberg
+ * at the touch (fills) and a twap of fewer lots than slices (refused).
  */
-const PULLED: Array<DrawnOrder> = [
+const EVERY_PATH: Array<DrawnOrder> = [
   { at_ms: 0, market: 1, kind: 5, buy: false, away: -3, amount: 3 },
   { at_ms: 0, market: 0, kind: 4, buy: true, away: 2, amount: 3 },
-  { at_ms: 0, market: 0, kind: 3, buy: true, away: 0, amount: 4 }
+  { at_ms: 0, market: 0, kind: 3, buy: true, away: 0, amount: 4 },
+  { at_ms: 0, market: 1, kind: 5, buy: true, away: 0, amount: 2 }
 ]
 
 /** An order of the drawn type, priced from its market's touch `bid`/`ask` in cents (some too far, some refused). */
@@ -82,7 +83,7 @@ const orderOf = (d: DrawnOrder, market: string, bid: number, ask: number) => {
         type: "oco",
         params: {
           legs: [
-            { type: "limit", price: behind },
+            { type: "limit", price: behind, side },
             { type: "stop_market", stop_price: through, side }
           ]
         }
@@ -163,7 +164,7 @@ describe("placing on a tape venue in plain code", () => {
               }
             ),
             // Drawn runs need not take every path (cancels are rare in them); the example always does.
-            { numRuns: 10, examples: [[7, PULLED]] }
+            { numRuns: 10, examples: [[7, EVERY_PATH]] }
           )
           .then(() => {
             // The runs placed children, filled some, had some refused and pulled some: each path was taken.
